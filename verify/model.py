@@ -1,0 +1,145 @@
+"""Plain data passed between the modules: no I/O, no client objects, no secret values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+
+class CheckStatus(StrEnum):
+    """Outcome of one check; order of severity is ok < missing < mismatch < uninspectable."""
+
+    OK = "ok"
+    MISSING = "missing"
+    MISMATCH = "mismatch"
+    UNINSPECTABLE = "uninspectable"
+
+
+SEVERITY: dict[CheckStatus, int] = {
+    CheckStatus.OK: 0,
+    CheckStatus.MISSING: 1,
+    CheckStatus.MISMATCH: 2,
+    CheckStatus.UNINSPECTABLE: 3,
+}
+
+FileSource = Literal["sha256", "configmap", "secret"]
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One `--expect-file PATH=SPEC` as the user wrote it (SPEC not yet resolved)."""
+
+    path: str
+    source: FileSource
+    # sha256: the hex digest; configmap/secret: the object name and key.
+    digest: str = ""
+    name: str = ""
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class ExpectedFile:
+    """A file whose content must hash to `sha256`; `secret` marks digests never to print."""
+
+    path: str
+    sha256: str
+    origin: str  # e.g. "sha256", "configmap testcm/script.py", "secret app/token"
+    secret: bool = False
+
+
+@dataclass(frozen=True)
+class Expectations:
+    env: tuple[str, ...] = ()
+    files: tuple[ExpectedFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class Uninspectable:
+    """Why a container (or a whole pod) could not be inspected.
+
+    `permanent` causes (no shell, exec forbidden) cannot be fixed by a restart.
+    """
+
+    code: Literal[
+        "no_shell", "tool_missing", "forbidden", "not_running", "pod_gone", "timeout", "exec_failed"
+    ]
+    reason: str
+    permanent: bool
+
+
+@dataclass(frozen=True)
+class ContainerObservation:
+    """What one exec into one container reported: key names and digests only."""
+
+    container: str
+    env_present: frozenset[str] = frozenset()
+    # path -> sha256 hex, or None when the file is absent or unreadable
+    file_hashes: dict[str, str | None] = field(default_factory=dict)
+    error: Uninspectable | None = None
+
+
+@dataclass(frozen=True)
+class PodTarget:
+    name: str
+    node: str
+    containers: tuple[str, ...]
+    uid: str = ""
+
+
+@dataclass(frozen=True)
+class PodObservation:
+    pod: PodTarget
+    containers: tuple[ContainerObservation, ...] = ()
+    error: Uninspectable | None = None  # set when the whole pod could not be inspected
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    type: Literal["env", "file"]
+    target: str
+    status: CheckStatus
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ContainerVerdict:
+    name: str
+    checks: tuple[CheckResult, ...]
+    error: Uninspectable | None = None
+
+    @property
+    def status(self) -> CheckStatus:
+        if self.error is not None:
+            return CheckStatus.UNINSPECTABLE
+        return max((c.status for c in self.checks), key=SEVERITY.__getitem__, default=CheckStatus.OK)
+
+
+@dataclass(frozen=True)
+class PodVerdict:
+    name: str
+    node: str
+    containers: tuple[ContainerVerdict, ...]
+    error: Uninspectable | None = None
+
+    @property
+    def status(self) -> CheckStatus:
+        if self.error is not None:
+            return CheckStatus.UNINSPECTABLE
+        return max(
+            (c.status for c in self.containers), key=SEVERITY.__getitem__, default=CheckStatus.OK
+        )
+
+
+@dataclass(frozen=True)
+class AttemptVerdict:
+    """One inspect-and-judge pass over the pods of one revision."""
+
+    revision: str
+    pods: tuple[PodVerdict, ...]
+    # workload-level problems, e.g. "expected 3 pods of revision 2, found 2"
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(p.status is CheckStatus.OK for p in self.pods)
