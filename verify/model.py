@@ -112,7 +112,9 @@ class ContainerVerdict:
     def status(self) -> CheckStatus:
         if self.error is not None:
             return CheckStatus.UNINSPECTABLE
-        return max((c.status for c in self.checks), key=SEVERITY.__getitem__, default=CheckStatus.OK)
+        return max(
+            (c.status for c in self.checks), key=SEVERITY.__getitem__, default=CheckStatus.OK
+        )
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,13 @@ class AttemptVerdict:
     pods: tuple[PodVerdict, ...]
     # workload-level problems, e.g. "expected 3 pods of revision 2, found 2"
     problems: tuple[str, ...] = ()
+    # workload-level problems a restart cannot fix, e.g. a requested container not in the template
+    permanent_problems: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(p.status is CheckStatus.OK for p in self.pods)
+        return (
+            not self.problems
+            and not self.permanent_problems
+            and all(p.status is CheckStatus.OK for p in self.pods)
+        )

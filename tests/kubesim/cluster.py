@@ -1,0 +1,421 @@
+"""A whole emulated cluster on loopback: store, API server, controllers and kubelets on one
+event loop in a background thread. Tests drive it over HTTP; helpers here are for setup and
+for reading counters."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+import os
+import random
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from .api import ApiServer
+from .auth import Authorizer, Rule, User
+from .controllers import Controllers
+from .errors import ApiError
+from .kubelet import ContainerRuntime, Kubelet
+from .resources import BY_KIND, BY_PATH, Resource
+from .store import Obj, Store, now_rfc3339
+
+T = TypeVar("T")
+PODS = BY_PATH[("", "pods")]
+NODES = BY_PATH[("", "nodes")]
+NAMESPACES = BY_PATH[("", "namespaces")]
+
+
+@dataclass
+class Knobs:
+    api_latency: float = 0.0
+    exec_latency: float = 0.0
+    pod_start_delay: float = 0.0
+    sync_period: float = 60.0  # kubelet configMap/secret volume refresh
+    bookmark_interval: float = 1.0
+    watch_drop_after: int | None = None  # abort the next watch stream after N events
+    crashloop_backoff_max: float = 5.0
+    bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
+    crash_image_markers: tuple[str, ...] = ("crashloop",)
+
+
+@dataclass
+class Fault:
+    kind: str  # "status" | "reset"
+    status: int = 500
+    retry_after: int = 1
+    match: str = ""  # regex on "VERB resource" (e.g. "list pods") or the path
+    method: str = ""
+    times: int = 1
+
+
+@dataclass
+class Requests:
+    """Request counts by (verb, resource[/sub]), e.g. ("create", "pods/exec")."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def __getitem__(self, key: tuple[str, str]) -> int:
+        return self.counts[key]
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class Cluster:
+    def __init__(self, *, nodes: int = 3, seed: int = 0, knobs: Knobs | None = None, root: str | None = None) -> None:
+        self.rng = random.Random(seed)
+        self.knobs = knobs or Knobs()
+        self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
+        self._own_root = root is None
+        self.store = Store()
+        self.auth = Authorizer(self.store)
+        self.admin_token = secrets.token_hex(16)
+        self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
+        self.requests = Requests()
+        self.faults: list[Fault] = []
+        self.kubelets: dict[str, Kubelet] = {}
+        self.controllers = Controllers(self)
+        self.store.hooks.append(self._to_kubelets)
+        self._n_nodes = nodes
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._wake: asyncio.Event | None = None
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self.port = 0
+        self._lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self) -> Cluster:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self.loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._boot())
+            except BaseException as e:  # noqa: BLE001
+                errors.append(e)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._teardown())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="kubesim", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if errors:
+            raise errors[0]
+        return self
+
+    async def _boot(self) -> None:
+        self._wake = asyncio.Event()
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            self.store.create(NAMESPACES, "", {"metadata": {"name": ns}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+            self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
+        for i in range(self._n_nodes):
+            self._add_node(f"node-{i + 1}")
+        server = ApiServer(self)
+        self._runner = web.AppRunner(server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        from .tls import make_certs, server_context
+
+        self.ca_path, crt, key = make_certs(self.root / "pki")
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key))
+        await site.start()
+        sock = site._server.sockets[0]  # type: ignore[union-attr]
+        self.port = sock.getsockname()[1]
+        self._tasks.append(asyncio.get_running_loop().create_task(self._control_loop()))
+
+    def _add_node(self, name: str) -> None:
+        idx = len(self.kubelets) + 1
+        self.store.create(
+            NODES,
+            "",
+            {
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
+                "spec": {"podCIDR": f"10.244.{idx}.0/24"},
+                "status": {
+                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}],
+                    "addresses": [{"type": "InternalIP", "address": f"172.18.0.{idx + 1}"}, {"type": "Hostname", "address": name}],
+                    "nodeInfo": {"kubeletVersion": "v1.32.4-kubesim", "containerRuntimeVersion": "containerd://1.7.24", "operatingSystem": "linux", "architecture": "amd64"},
+                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
+                    "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
+                },
+            },
+        )
+        kl = Kubelet(self, name, idx)
+        self.kubelets[name] = kl
+        kl.start()
+
+    async def _control_loop(self) -> None:
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        last_tick = loop.time()
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=0.2)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            if loop.time() - last_tick >= 0.2:
+                self.controllers.tick()
+                last_tick = loop.time()
+            for _ in range(50):
+                try:
+                    if not self.controllers.run_pending():
+                        break
+                except Exception:  # noqa: BLE001 - a controller bug must be loud, not fatal
+                    traceback.print_exc()
+
+    def wake(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _teardown(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*(k.shutdown() for k in self.kubelets.values()), return_exceptions=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def stop(self) -> None:
+        if self.loop is not None and self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(30)
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- thread bridge ---------------------------------------------------------
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on the cluster's loop thread and return its result."""
+        assert self.loop is not None
+
+        async def wrap() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(30)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+
+    # -- connection details ----------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def kubeconfig(self, *, token: str | None = None, namespace: str = "default", user: str = "admin") -> str:
+        import base64
+        import json
+
+        ca = base64.b64encode(self.ca_path.read_bytes()).decode()
+        cfg = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kubesim", "cluster": {"server": self.url, "certificate-authority-data": ca}}],
+            "users": [{"name": user, "user": {"token": token or self.admin_token}}],
+            "contexts": [{"name": "kubesim", "context": {"cluster": "kubesim", "user": user, "namespace": namespace}}],
+            "current-context": "kubesim",
+            "preferences": {},
+        }
+        return json.dumps(cfg, indent=2)
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], **kw: Any) -> str:
+        p = Path(path)
+        p.write_text(self.kubeconfig(**kw))
+        p.chmod(0o600)
+        return str(p)
+
+    def add_user(self, name: str, rules: list[Rule] | None = None, *, token: str | None = None) -> str:
+        token = token or secrets.token_hex(16)
+        self.auth.add(token, User(name, list(rules or [])))
+        return token
+
+    def serviceaccount_token(self, namespace: str, name: str) -> str:
+        """A token for `system:serviceaccount:NS:NAME`, authorised by Role/RoleBinding objects only."""
+        return self.add_user(f"system:serviceaccount:{namespace}:{name}", [])
+
+    # -- faults and counters ---------------------------------------------------
+    def inject(self, fault: Fault) -> None:
+        with self._lock:
+            self.faults.append(fault)
+
+    def take_fault(self, method: str, path: str, route: tuple[str, str]) -> Fault | None:
+        with self._lock:
+            for f in self.faults:
+                if f.method and f.method != method:
+                    continue
+                if f.match and not (re.search(f.match, f"{route[0]} {route[1]}") or re.search(f.match, path)):
+                    continue
+                f.times -= 1
+                if f.times <= 0:
+                    self.faults.remove(f)
+                return f
+        return None
+
+    def count(self, route: tuple[str, str]) -> None:
+        with self._lock:
+            self.requests.counts[route] += 1
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.requests.counts.clear()
+
+    # -- object helpers (run on the loop) -----------------------------------------
+    def apply(self, obj: Obj) -> Obj:
+        """Create (or replace) an object as `kubectl create`/`replace` would; returns the stored copy."""
+        res = BY_KIND[obj["kind"]]
+        ns = obj.get("metadata", {}).get("namespace", "default") if res.namespaced else ""
+
+        def do() -> Obj:
+            from .api import ApiServer as _A
+
+            body = copy.deepcopy(obj)
+            _A._prepare(None, res, body)  # type: ignore[arg-type]
+            if res.kind == "Pod":
+                body.setdefault("status", {"phase": "Pending"})
+            cur = self.store.find(res, ns, body["metadata"]["name"])
+            if cur is None:
+                return self.store.create(res, ns, body)
+            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+            return self.store.update(res, ns, body)
+
+        return self.call(do)
+
+    def get(self, kind: str, name: str, namespace: str = "default") -> Obj | None:
+        res = BY_KIND[kind]
+        return self.call(lambda: copy.deepcopy(self.store.find(res, namespace if res.namespaced else "", name)))
+
+    def list(self, kind: str, namespace: str | None = "default") -> list[Obj]:
+        res = BY_KIND[kind]
+        return self.call(lambda: copy.deepcopy(self.store.list(res, namespace)))
+
+    def delete(self, kind: str, name: str, namespace: str = "default") -> None:
+        res = BY_KIND[kind]
+        self.call(lambda: self.delete_object(res, namespace, name, grace=None, propagation="Background"))
+
+    def add_node(self, name: str) -> None:
+        self.call(lambda: self._add_node(name))
+
+    def restart_kubelet(self, node: str) -> None:
+        self.call(lambda: self.kubelets[node].restart())
+
+    def sync_volumes(self) -> None:
+        """Run every kubelet's volume refresh now (instead of waiting for the sync period)."""
+        self.call(lambda: [k.sync_now() for k in self.kubelets.values()])
+
+    def wait_for(self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+        import time
+
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"kubesim: timed out waiting for {what}")
+
+    def rollout_complete(self, name: str, namespace: str = "default") -> bool:
+        d = self.get("Deployment", name, namespace)
+        if d is None:
+            return False
+        st, spec = d.get("status") or {}, d["spec"]
+        return (
+            st.get("observedGeneration", 0) >= d["metadata"].get("generation", 1)
+            and st.get("updatedReplicas", 0) == spec.get("replicas", 1)
+            and st.get("replicas", 0) == spec.get("replicas", 1)
+            and st.get("availableReplicas", 0) == spec.get("replicas", 1)
+        )
+
+    # -- used by the API server and controllers (on the loop) ----------------------
+    def delete_object(self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str) -> Obj:
+        obj = self.store.get(res, ns, name)
+        if res.kind == "Pod":
+            if obj["metadata"].get("deletionTimestamp"):
+                return obj
+            if grace is None:
+                grace = int(obj["spec"].get("terminationGracePeriodSeconds", 30))
+            node = obj["spec"].get("nodeName")
+            if grace > 0 and node in self.kubelets:
+                when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+                def mark(p: Obj) -> None:
+                    p["metadata"]["deletionTimestamp"] = when
+                    p["metadata"]["deletionGracePeriodSeconds"] = grace
+
+                cur = copy.deepcopy(obj)
+                mark(cur)
+                # deletionTimestamp is server-owned: write it directly
+                key = self.store._key(res, ns, name)
+                self.store._stamp(cur)
+                old = self.store.objects[key]
+                self.store.objects[key] = cur
+                self.store._emit("MODIFIED", res, ns, cur, old)
+                return cur
+        if propagation == "Orphan":
+            uid = obj["metadata"]["uid"]
+            for dep_res in (BY_PATH[("apps", "replicasets")], PODS):
+                for o in self.store.list(dep_res, ns):
+                    refs = o["metadata"].get("ownerReferences") or []
+                    if any(r.get("uid") == uid for r in refs):
+                        self.store.mutate(dep_res, ns, o["metadata"]["name"], lambda x: x["metadata"].__setitem__(
+                            "ownerReferences", [r for r in refs if r.get("uid") != uid]))
+        return self.store.remove(res, ns, name)
+
+    def finalize_pod(self, ns: str, name: str, uid: str) -> None:
+        cur = self.store.find(PODS, ns, name)
+        if cur is not None and cur["metadata"]["uid"] == uid:
+            self.store.remove(PODS, ns, name)
+
+    def container_runtime(self, pod: Obj, container: str) -> ContainerRuntime | None:
+        kl = self.kubelets.get(pod["spec"].get("nodeName", ""))
+        if kl is None:
+            return None
+        rt = kl.pods.get(pod["metadata"]["uid"])
+        return None if rt is None else rt.containers.get(container)
+
+    def container_log(self, ns: str, name: str, container: str, *, previous: bool = False) -> str | None:
+        pod = self.store.get(PODS, ns, name)
+        crt = self.container_runtime(pod, container)
+        if crt is None or not crt.log_paths:
+            return None
+        paths = crt.log_paths
+        if previous:
+            if len(paths) < 2:
+                raise ApiError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+            p = paths[-2]
+        else:
+            p = paths[-1]
+        try:
+            return p.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _to_kubelets(self, ev: Any) -> None:
+        if ev.res is PODS:
+            node = ev.obj["spec"].get("nodeName")
+            kl = self.kubelets.get(node or "")
+            if kl is not None:
+                kl.on_event(ev)

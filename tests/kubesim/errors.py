@@ -1,0 +1,125 @@
+"""Kubernetes `Status` errors with the apiserver's own wording."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .resources import Resource
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+    # -- constructors with the real texts ---------------------------------
+    @classmethod
+    def not_found(cls, res: Resource, name: str) -> ApiError:
+        det = {"name": name, "kind": res.plural}
+        if res.group:
+            det["group"] = res.group
+        return cls(404, "NotFound", f'{res.qualified} "{name}" not found', det)
+
+    @classmethod
+    def already_exists(cls, res: Resource, name: str) -> ApiError:
+        det = {"name": name, "kind": res.plural}
+        if res.group:
+            det["group"] = res.group
+        return cls(409, "AlreadyExists", f'{res.qualified} "{name}" already exists', det)
+
+    @classmethod
+    def conflict(cls, res: Resource, name: str) -> ApiError:
+        det = {"name": name, "kind": res.plural}
+        if res.group:
+            det["group"] = res.group
+        return cls(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been '
+            "modified; please apply your changes to the latest version and try again",
+            det,
+        )
+
+    @classmethod
+    def invalid(cls, kind: str, name: str, field: str, detail: str) -> ApiError:
+        return cls(
+            422,
+            "Invalid",
+            f'{kind} "{name}" is invalid: {field}: {detail}',
+            {"name": name, "kind": kind, "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}]},
+        )
+
+    @classmethod
+    def immutable(cls, kind: str, name: str, field: str) -> ApiError:
+        msg = "Forbidden: field is immutable when `immutable` is set"
+        return cls(
+            422,
+            "Invalid",
+            f'{kind} "{name}" is invalid: {field}: {msg}',
+            {"name": name, "kind": kind, "causes": [{"reason": "FieldValueForbidden", "message": msg, "field": field}]},
+        )
+
+    @classmethod
+    def bad_request(cls, message: str) -> ApiError:
+        return cls(400, "BadRequest", message)
+
+    @classmethod
+    def forbidden(
+        cls, *, user: str, verb: str, res: Resource, sub: str, name: str, namespace: str | None
+    ) -> ApiError:
+        resource = f"{res.plural}/{sub}" if sub else res.plural
+        subject = f'{res.qualified} "{name}"' if name else res.qualified
+        scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+        msg = (
+            f'{subject} is forbidden: User "{user}" cannot {verb} resource "{resource}" '
+            f'in API group "{res.group}" {scope}'
+        )
+        det: dict[str, Any] = {"kind": res.plural}
+        if name:
+            det["name"] = name
+        if res.group:
+            det["group"] = res.group
+        return cls(403, "Forbidden", msg, det)
+
+    @classmethod
+    def unauthorized(cls) -> ApiError:
+        return cls(401, "Unauthorized", "Unauthorized")
+
+    @classmethod
+    def expired(cls, rv: int, oldest: int) -> ApiError:
+        return cls(410, "Expired", f"too old resource version: {rv} ({oldest})")
+
+    @classmethod
+    def internal(cls, message: str) -> ApiError:
+        return cls(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
+
+    @classmethod
+    def too_many(cls, retry_after: int) -> ApiError:
+        return cls(
+            429,
+            "TooManyRequests",
+            "the server has received too many requests and has asked us to try again later",
+            {"retryAfterSeconds": retry_after},
+        )
+
+    @classmethod
+    def unavailable(cls) -> ApiError:
+        return cls(503, "ServiceUnavailable", "the server is currently unable to handle the request")

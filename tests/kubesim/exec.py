@@ -1,0 +1,152 @@
+"""`pods/exec` over WebSocket (v4/v5 channel protocols) running the argv inside the container."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import WSMsgType, web
+
+from .errors import ApiError
+from .kubelet import DEFAULT_PATH, resolve_binary, shell_less
+from .resources import BY_PATH
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+PODS = BY_PATH[("", "pods")]
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+
+
+def _flag(q: Any, name: str) -> bool:
+    v = q.get(name)
+    return v is not None and v.lower() not in ("0", "false")
+
+
+def _oci_error(container_id: str, binary: str) -> dict[str, Any]:
+    inner = (
+        "error executing command in container: failed to exec in container: failed to start exec "
+        f'"{container_id}": OCI runtime exec failed: exec failed: unable to start container process: '
+        f'exec: "{binary}": executable file not found in $PATH: unknown'
+    )
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {inner}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": inner}]},
+        "code": 500,
+    }
+
+
+async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
+    q = request.query
+    argv = q.getall("command", [])
+    pod = cluster.store.get(PODS, ns, name)
+    containers = [c["name"] for c in pod["spec"].get("containers") or []]
+    container = q.get("container", "")
+    if not container:
+        if len(containers) != 1:
+            raise ApiError.bad_request(
+                f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+            )
+        container = containers[0]
+    if container not in containers:
+        raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+    if not pod["spec"].get("nodeName"):
+        raise ApiError.bad_request(f"pod {name} does not have a host assigned")
+    if not argv:
+        raise ApiError.bad_request("you must specify at least 1 command")
+    crt = cluster.container_runtime(pod, container)
+    if crt is None or crt.state != "running" or crt.pid is None:
+        raise ApiError(500, "InternalError", f'container not found ("{container}")')
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        raise ApiError.bad_request("Upgrade request required")
+
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
+    await ws.prepare(request)
+    v5 = ws.ws_protocol == "v5.channel.k8s.io"
+    want_in, want_out, want_err = _flag(q, "stdin"), _flag(q, "stdout"), _flag(q, "stderr")
+    tty = _flag(q, "tty")
+    first = STDOUT if want_out else STDERR if want_err else ERROR
+    await ws.send_bytes(bytes([first]))
+    if cluster.knobs.exec_latency:
+        await asyncio.sleep(cluster.knobs.exec_latency)
+
+    env = dict(crt.env)
+    root = f"/proc/{crt.pid}/root"
+    binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
+    if binary is None:
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
+        await ws.close()
+        return ws
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/usr/bin/nsenter", "-t", str(crt.pid), "-m", "-r", "-w", "--", *argv,
+            stdin=asyncio.subprocess.PIPE if want_in else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as e:
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
+        await ws.close()
+        return ws
+
+    async def pump(stream: asyncio.StreamReader | None, ch: int, wanted: bool) -> None:
+        if stream is None:
+            return
+        while True:
+            chunk = await stream.read(32 * 1024)
+            if not chunk:
+                return
+            if wanted and not ws.closed:
+                await ws.send_bytes(bytes([ch]) + chunk)
+
+    async def feed() -> None:
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY or not msg.data:
+                if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                    break
+                continue
+            ch, data = msg.data[0], msg.data[1:]
+            if ch == STDIN and proc.stdin is not None:
+                proc.stdin.write(data)
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                    await proc.stdin.drain()
+            elif ch == CLOSE and v5 and data[:1] == bytes([STDIN]) and proc.stdin is not None:
+                proc.stdin.close()
+        # the client went away: nothing will read the output any more
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    feeder = asyncio.get_running_loop().create_task(feed())
+    try:
+        await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    if code == 0:
+        status: dict[str, Any] = {"metadata": {}, "status": "Success"}
+    else:
+        status = {
+            "metadata": {},
+            "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+        }
+    if not ws.closed:
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+        await ws.close()
+    feeder.cancel()
+    return ws

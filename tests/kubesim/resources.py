@@ -1,0 +1,103 @@
+"""The resource kinds kubesim serves, and the discovery documents that describe them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    short: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    singular: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """Name used in error messages: `pods`, `deployments.apps`."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
+    Resource("", "v1", "nodes", "Node", False, ("no",), ("status",)),
+    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "status")),
+    Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    Resource("", "v1", "secrets", "Secret", True),
+    Resource("", "v1", "events", "Event", True, ("ev",)),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",)),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+)
+
+BY_PATH: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
+
+
+def group_versions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for r in RESOURCES:
+        out[r.group] = r.version
+    return out
+
+
+def resource_list(group: str, version: str) -> dict[str, object]:
+    items: list[dict[str, object]] = []
+    for r in RESOURCES:
+        if r.group != group or r.version != version:
+            continue
+        items.append(
+            {
+                "name": r.plural,
+                "singularName": r.singular or r.kind.lower(),
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": VERBS,
+                **({"shortNames": list(r.short)} if r.short else {}),
+            }
+        )
+        for sub in r.subresources:
+            verbs = {
+                "exec": ["create", "get"],
+                "log": ["get"],
+                "status": ["get", "patch", "update"],
+                "scale": ["get", "patch", "update"],
+            }[sub]
+            kind = {"exec": "PodExecOptions", "log": "Pod", "scale": "Scale"}.get(sub, r.kind)
+            items.append(
+                {
+                    "name": f"{r.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": kind,
+                    "verbs": verbs,
+                }
+            )
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": items,
+    }
+
+
+def api_group_list() -> dict[str, object]:
+    groups = []
+    for group, version in group_versions().items():
+        if not group:
+            continue
+        gv = {"groupVersion": f"{group}/{version}", "version": version}
+        groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}

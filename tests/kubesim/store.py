@@ -1,0 +1,225 @@
+"""Object storage with resourceVersions, a bounded event history for watches, and change hooks.
+
+All methods run on the cluster's event loop thread; nothing here is thread-safe by design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ApiError
+from .resources import Resource
+
+Obj = dict[str, Any]
+Key = tuple[str, str, str, str]  # group, plural, namespace, name
+
+# Fields whose change bumps metadata.generation (spec-bearing kinds).
+_GENERATION_KINDS = {"Deployment", "ReplicaSet"}
+
+
+def now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Event:
+    rv: int
+    type: str
+    res: Resource
+    namespace: str
+    obj: Obj
+    old: Obj | None = None
+
+
+@dataclass
+class Watcher:
+    res: Resource
+    namespace: str | None
+    queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
+
+
+class Store:
+    def __init__(self, *, history: int = 2000) -> None:
+        self.rv = 100
+        self.objects: dict[Key, Obj] = {}
+        self.history: deque[Event] = deque(maxlen=history)
+        self.watchers: list[Watcher] = []
+        self.hooks: list[Callable[[Event], None]] = []
+
+    # -- reads -------------------------------------------------------------
+    def get(self, res: Resource, namespace: str, name: str) -> Obj:
+        obj = self.objects.get(self._key(res, namespace, name))
+        if obj is None:
+            raise ApiError.not_found(res, name)
+        return obj
+
+    def find(self, res: Resource, namespace: str, name: str) -> Obj | None:
+        return self.objects.get(self._key(res, namespace, name))
+
+    def list(self, res: Resource, namespace: str | None = None) -> list[Obj]:
+        out = []
+        for (g, p, ns, _), obj in self.objects.items():
+            if g == res.group and p == res.plural and (namespace is None or ns == namespace):
+                out.append(obj)
+        out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        return out
+
+    def oldest_rv(self) -> int:
+        return self.history[0].rv if len(self.history) == self.history.maxlen else 0
+
+    # -- writes ------------------------------------------------------------
+    def create(self, res: Resource, namespace: str, obj: Obj) -> Obj:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        _drop_nulls(meta)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+        name = meta.get("name")
+        if not name:
+            raise ApiError.invalid(res.kind, "", "metadata.name", "Required value: name or generateName is required")
+        key = self._key(res, namespace, name)
+        if key in self.objects:
+            raise ApiError.already_exists(res, name)
+        if res.namespaced:
+            if (
+                res.plural != "namespaces"
+                and self.find(_NAMESPACES, "", namespace) is None
+                and namespace != "default"
+            ):
+                raise ApiError.not_found(_NAMESPACES, namespace)
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        obj["apiVersion"] = res.api_version
+        obj["kind"] = res.kind
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if res.kind in _GENERATION_KINDS:
+            meta["generation"] = 1
+        for k in ("resourceVersion", "deletionTimestamp", "selfLink"):
+            meta.pop(k, None)
+        self._stamp(obj)
+        self.objects[key] = obj
+        self._emit("ADDED", res, namespace, obj, None)
+        return obj
+
+    def update(self, res: Resource, namespace: str, obj: Obj, *, subresource: str = "") -> Obj:
+        """Replace an object; a stale resourceVersion is a 409 Conflict, as in the apiserver."""
+        name = obj["metadata"]["name"]
+        key = self._key(res, namespace, name)
+        cur = self.objects.get(key)
+        if cur is None:
+            raise ApiError.not_found(res, name)
+        want_rv = obj["metadata"].get("resourceVersion")
+        if want_rv and str(want_rv) != cur["metadata"]["resourceVersion"]:
+            raise ApiError.conflict(res, name)
+        new = copy.deepcopy(obj)
+        meta = new.setdefault("metadata", {})
+        _drop_nulls(meta)
+        # Server-owned metadata is never taken from the client.
+        for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            if k in cur["metadata"]:
+                meta[k] = cur["metadata"][k]
+            else:
+                meta.pop(k, None)
+        new["apiVersion"] = res.api_version
+        new["kind"] = res.kind
+        if subresource == "status":
+            status = new.get("status")
+            new = copy.deepcopy(cur)
+            if status is not None:
+                new["status"] = status
+        elif "status" in cur and res.kind in _GENERATION_KINDS | {"Pod"}:
+            # The main resource ignores status changes (status subresource semantics).
+            new["status"] = copy.deepcopy(cur["status"])
+        if res.kind == "ConfigMap" or res.kind == "Secret":
+            if cur.get("immutable"):
+                for fld in ("data", "binaryData") if res.kind == "ConfigMap" else ("data",):
+                    if (new.get(fld) or {}) != (cur.get(fld) or {}):
+                        raise ApiError.immutable(res.kind, name, fld)
+                if not new.get("immutable"):
+                    raise ApiError.immutable(res.kind, name, "immutable")
+        if res.kind in _GENERATION_KINDS:
+            gen = cur["metadata"].get("generation", 1)
+            if new.get("spec") != cur.get("spec"):
+                gen += 1
+            meta["generation"] = gen
+        if new == cur:
+            return cur
+        self._stamp(new)
+        self.objects[key] = new
+        self._emit("MODIFIED", res, namespace, new, cur)
+        return new
+
+    def remove(self, res: Resource, namespace: str, name: str) -> Obj:
+        key = self._key(res, namespace, name)
+        cur = self.objects.pop(key, None)
+        if cur is None:
+            raise ApiError.not_found(res, name)
+        gone = copy.deepcopy(cur)
+        self._stamp(gone)
+        self._emit("DELETED", res, namespace, gone, cur)
+        return gone
+
+    def mutate(self, res: Resource, namespace: str, name: str, fn: Callable[[Obj], None], *, status: bool = False) -> Obj | None:
+        """Controller-side read-modify-write; silently skips objects that are gone."""
+        cur = self.find(res, namespace, name)
+        if cur is None:
+            return None
+        new = copy.deepcopy(cur)
+        fn(new)
+        if new == cur:
+            return cur
+        return self.update(res, namespace, new, subresource="status" if status else "")
+
+    # -- internals ---------------------------------------------------------
+    @staticmethod
+    def _key(res: Resource, namespace: str, name: str) -> Key:
+        return (res.group, res.plural, namespace if res.namespaced else "", name)
+
+    def _stamp(self, obj: Obj) -> None:
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+
+    def _emit(self, type_: str, res: Resource, namespace: str, obj: Obj, old: Obj | None) -> None:
+        ev = Event(self.rv, type_, res, namespace if res.namespaced else "", obj, old)
+        self.history.append(ev)
+        for w in list(self.watchers):
+            if w.res is res and (w.namespace is None or w.namespace == ev.namespace):
+                w.queue.put_nowait(ev)
+        for hook in list(self.hooks):
+            hook(ev)
+
+    def events_since(self, res: Resource, namespace: str | None, rv: int) -> list[Event]:
+        return [
+            e
+            for e in self.history
+            if e.rv > rv and e.res is res and (namespace is None or e.namespace == namespace)
+        ]
+
+    def subscribe(self, res: Resource, namespace: str | None) -> Watcher:
+        w = Watcher(res, namespace)
+        self.watchers.append(w)
+        return w
+
+    def unsubscribe(self, w: Watcher) -> None:
+        if w in self.watchers:
+            self.watchers.remove(w)
+
+
+from .resources import BY_PATH as _BY_PATH  # noqa: E402
+
+_NAMESPACES = _BY_PATH[("", "namespaces")]
+
+
+def _drop_nulls(meta: Obj) -> None:
+    """`annotations:` with no value decodes to null; the apiserver stores it as absent."""
+    for k in [k for k, v in meta.items() if v is None]:
+        del meta[k]

@@ -1,0 +1,218 @@
+"""Server-side printing (`meta.k8s.io/v1` Table) so `kubectl get` shows the real columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from .resources import Resource
+
+Obj = dict[str, Any]
+
+
+def wants_table(accept: str) -> bool:
+    return "as=Table" in accept
+
+
+def human_age(ts: str | None) -> str:
+    """kubectl's `duration.HumanDuration` (short form)."""
+    if not ts:
+        return "<unknown>"
+    t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    s = int((dt.datetime.now(dt.UTC) - t).total_seconds())
+    if s < 0:
+        s = 0
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = m // 60
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if d < 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    return f"{d}d"
+
+
+def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> Obj:
+    return {"name": name, "type": typ, "format": fmt, "description": name, "priority": priority}
+
+
+def _pod_row(o: Obj) -> list[Any]:
+    st = o.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    total = len(o["spec"].get("containers") or [])
+    ready = sum(1 for c in cs if c.get("ready"))
+    restarts = sum(int(c.get("restartCount", 0)) for c in cs)
+    reason = st.get("reason") or st.get("phase") or "Pending"
+    for c in cs:
+        state = c.get("state") or {}
+        if "waiting" in state and state["waiting"].get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state and state["terminated"].get("reason"):
+            reason = state["terminated"]["reason"]
+    if o["metadata"].get("deletionTimestamp"):
+        reason = "Terminating"
+    return [
+        o["metadata"]["name"],
+        f"{ready}/{total}",
+        reason,
+        restarts,
+        human_age(o["metadata"].get("creationTimestamp")),
+        st.get("podIP") or "<none>",
+        o["spec"].get("nodeName") or "<none>",
+        "<none>",
+        "<none>",
+    ]
+
+
+def _containers(tpl: Obj) -> tuple[str, str]:
+    cs = (tpl.get("spec") or {}).get("containers") or []
+    return ",".join(c["name"] for c in cs), ",".join(c.get("image", "") for c in cs)
+
+
+def _selector(spec: Obj) -> str:
+    ml = (spec.get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in ml.items())
+
+
+def _deploy_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        st.get("updatedReplicas", 0),
+        st.get("availableReplicas", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _selector(spec),
+    ]
+
+
+def _rs_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        spec.get("replicas", 0),
+        st.get("replicas", 0),
+        st.get("readyReplicas", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _selector(spec),
+    ]
+
+
+def _node_row(o: Obj) -> list[Any]:
+    conds = {c["type"]: c["status"] for c in (o.get("status") or {}).get("conditions") or []}
+    status = "Ready" if conds.get("Ready") == "True" else "NotReady"
+    if (o.get("spec") or {}).get("unschedulable"):
+        status += ",SchedulingDisabled"
+    info = (o.get("status") or {}).get("nodeInfo") or {}
+    return [o["metadata"]["name"], status, "<none>", human_age(o["metadata"].get("creationTimestamp")), info.get("kubeletVersion", "")]
+
+
+COLUMNS: dict[str, tuple[list[Obj], Any]] = {
+    "pods": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Status"),
+            _col("Restarts", "string"),
+            _col("Age"),
+            _col("IP", priority=1),
+            _col("Node", priority=1),
+            _col("Nominated Node", priority=1),
+            _col("Readiness Gates", priority=1),
+        ],
+        _pod_row,
+    ),
+    "deployments": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _deploy_row,
+    ),
+    "replicasets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _rs_row,
+    ),
+    "configmaps": (
+        [_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],
+        lambda o: [
+            o["metadata"]["name"],
+            len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
+    ),
+    "secrets": (
+        [_col("Name", fmt="name"), _col("Type"), _col("Data", "integer"), _col("Age")],
+        lambda o: [o["metadata"]["name"], o.get("type", "Opaque"), len(o.get("data") or {}), human_age(o["metadata"].get("creationTimestamp"))],
+    ),
+    "nodes": (
+        [_col("Name", fmt="name"), _col("Status"), _col("Roles"), _col("Age"), _col("Version")],
+        _node_row,
+    ),
+    "namespaces": (
+        [_col("Name", fmt="name"), _col("Status"), _col("Age")],
+        lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", "Active"), human_age(o["metadata"].get("creationTimestamp"))],
+    ),
+    "events": (
+        [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")],
+        lambda o: [
+            human_age(o.get("lastTimestamp") or o["metadata"].get("creationTimestamp")),
+            o.get("type", "Normal"),
+            o.get("reason", ""),
+            f"{(o.get('involvedObject') or {}).get('kind', '').lower()}/{(o.get('involvedObject') or {}).get('name', '')}",
+            o.get("message", ""),
+        ],
+    ),
+}
+
+
+def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
+    cols, row = COLUMNS.get(
+        res.plural,
+        ([_col("Name", fmt="name"), _col("Age")], lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))]),
+    )
+    rows = []
+    for o in items:
+        if include == "Object":
+            embedded: Obj = o
+        elif include == "None":
+            embedded = {}
+        else:
+            embedded = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}
+        rows.append({"cells": row(o), "object": embedded})
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv},
+        "columnDefinitions": cols,
+        "rows": rows,
+    }

@@ -1,0 +1,189 @@
+"""Settings contract: VERIFY_* env, CLI overrides, and one-line errors that name the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from verify.config import ConfigError, build_parser, load_settings, parse_duration, settings_fields
+from verify.model import FileSpec
+
+HEX = "ab" * 32
+BASE = {"VERIFY_DEPLOYMENT": "web"}
+
+
+def test_defaults_apply_when_only_deployment_is_set() -> None:
+    s = load_settings(argv=[], environ=BASE)
+    assert (s.deployment, s.namespace, s.restart) == ("web", None, "once")
+    assert (s.timeout, s.exec_timeout, s.concurrency, s.volume_grace) == (600, 30, 32, 90)
+    assert s.containers == [] and s.expect_env == [] and s.expect_file == []
+    assert s.from_spec is None and s.report_json is None
+
+
+def test_settings_do_not_read_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERIFY_DEPLOYMENT", "from-os")
+    monkeypatch.setenv("VERIFY_NAMESPACE", "os-ns")
+    s = load_settings(argv=[], environ=BASE)
+    assert (s.deployment, s.namespace) == ("web", None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("A,B", ["A", "B"]),
+        ("A\nB\n", ["A", "B"]),
+        (" A , B ,\n C ", ["A", "B", "C"]),
+        ("A,A", ["A"]),
+        ("", []),
+    ],
+)
+def test_expect_env_splits_on_commas_and_newlines(raw: str, expected: list[str]) -> None:
+    s = load_settings(argv=[], environ={**BASE, "VERIFY_EXPECT_ENV": raw})
+    assert s.expect_env == expected
+
+
+def test_containers_env_is_split_not_json_decoded() -> None:
+    s = load_settings(argv=[], environ={**BASE, "VERIFY_CONTAINERS": "app,sidecar"})
+    assert s.containers == ["app", "sidecar"]
+
+
+def test_expect_file_env_is_newline_separated_and_parsed() -> None:
+    raw = f"/etc/a=sha256:{HEX.upper()}\n/cm/script.py=configmap:testcm/script.py\n"
+    raw += "/run/token=secret:app/token"
+    s = load_settings(argv=[], environ={**BASE, "VERIFY_EXPECT_FILE": raw})
+    assert s.expect_file == [
+        FileSpec(path="/etc/a", source="sha256", digest=HEX),
+        FileSpec(path="/cm/script.py", source="configmap", name="testcm", key="script.py"),
+        FileSpec(path="/run/token", source="secret", name="app", key="token"),
+    ]
+
+
+def test_path_containing_equals_splits_on_last_equals() -> None:
+    s = load_settings(argv=["--expect-file", f"/a=b/c=sha256:{HEX}"], environ=BASE)
+    assert s.expect_file[0].path == "/a=b/c"
+
+
+def test_cli_flags_override_env_values() -> None:
+    env = {**BASE, "VERIFY_NAMESPACE": "env-ns", "VERIFY_TIMEOUT": "5m", "VERIFY_RESTART": "once"}
+    s = load_settings(
+        argv=["-n", "cli-ns", "--timeout", "90", "--restart", "never", "--deployment", "api"],
+        environ=env,
+    )
+    assert (s.namespace, s.timeout, s.restart, s.deployment) == ("cli-ns", 90, "never", "api")
+
+
+def test_repeatable_flags_replace_the_env_list() -> None:
+    env = {**BASE, "VERIFY_EXPECT_ENV": "A,B", "VERIFY_CONTAINERS": "app"}
+    s = load_settings(
+        argv=["--expect-env", "C", "--expect-env", "D", "--container", "side"], environ=env
+    )
+    assert s.expect_env == ["C", "D"]
+    assert s.containers == ["side"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        ([], {}, None),
+        (["--from-spec"], {}, True),
+        (["--no-from-spec"], {"VERIFY_FROM_SPEC": "true"}, False),
+        ([], {"VERIFY_FROM_SPEC": "false"}, False),
+    ],
+)
+def test_from_spec_is_tri_state(argv: list[str], env: dict[str, str], expected: bool) -> None:
+    assert load_settings(argv=argv, environ={**BASE, **env}).from_spec is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90", 90),
+        ("90s", 90),
+        ("10m", 600),
+        ("1h", 3600),
+        ("1m30s", 90),
+        ("1.5", 1.5),
+        ("500ms", 0.5),
+    ],
+)
+def test_durations_accept_units(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+    s = load_settings(argv=["--exec-timeout", text], environ=BASE)
+    assert s.exec_timeout == pytest.approx(seconds)
+
+
+def test_empty_env_values_count_as_unset() -> None:
+    s = load_settings(argv=[], environ={**BASE, "VERIFY_NAMESPACE": "", "VERIFY_TIMEOUT": ""})
+    assert s.namespace is None and s.timeout == 600
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "field", "needle"),
+    [
+        ([], {}, "deployment", "--deployment: is required"),
+        (["--deployment", "Web_1"], {}, "deployment", '"Web_1" is not a valid Deployment name'),
+        (["--expect-env", "1BAD"], BASE, "expect_env", '--expect-env: "1BAD" is not an env var'),
+        ([], {**BASE, "VERIFY_EXPECT_ENV": "A=1"}, "expect_env", "VERIFY_EXPECT_ENV"),
+        (["--expect-file", "rel=sha256:" + HEX], BASE, "expect_file", "absolute path"),
+        (["--expect-file", "/a=sha256:abc"], BASE, "expect_file", "64 hex digits"),
+        (["--expect-file", "/a=configmap:cm"], BASE, "expect_file", "configmap:<name>/<key>"),
+        (["--expect-file", "/a"], BASE, "expect_file", "is not PATH=SPEC"),
+        (["--expect-file", "/a=" + HEX], BASE, "expect_file", "has no source"),
+        (
+            ["--expect-file", f"/a=sha256:{HEX}", "--expect-file", f"/a=sha256:{HEX}"],
+            BASE,
+            "expect_file",
+            "more than once",
+        ),
+        (["--restart", "always"], BASE, "restart", 'use "once" or "never"'),
+        (["--timeout", "5y"], BASE, "timeout", '--timeout: "5y" is not a duration'),
+        (["--timeout", "0"], BASE, "timeout", "longer than zero"),
+        (["--concurrency", "0"], BASE, "concurrency", "1..512"),
+        (["--concurrency", "513"], BASE, "concurrency", "1..512"),
+        (["--concurrency", "many"], BASE, "concurrency", "whole number"),
+        ([], {**BASE, "VERIFY_FROM_SPEC": "maybe"}, "from_spec", "use true or false"),
+        (["-n", "Prod"], BASE, "namespace", "namespace name"),
+        (["--container", "App"], BASE, "containers", "container name"),
+    ],
+)
+def test_invalid_input_raises_one_line_config_error(
+    argv: list[str], env: dict[str, str], field: str, needle: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=argv, environ=env)
+    text = str(info.value)
+    assert info.value.field == field
+    assert needle in text
+    assert "\n" not in text
+    assert text.endswith(")") and "VERIFY_" in text
+
+
+def test_unknown_source_error_reads_exactly_as_documented() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--expect-file", "/cm/x=foo:bar"], environ=BASE)
+    assert str(info.value) == (
+        '--expect-file: "/cm/x=foo:bar" has unknown source "foo"; use sha256:<hex>, '
+        "configmap:<name>/<key> or secret:<name>/<key> (VERIFY_EXPECT_FILE)"
+    )
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["--timeout"], ["positional"]])
+def test_argparse_errors_become_config_errors(argv: list[str]) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=argv, environ=BASE)
+    assert "\n" not in str(info.value)
+    assert str(info.value).startswith("rollout-verify: ")
+
+
+def test_help_mentions_every_env_var() -> None:
+    text = build_parser().format_help()
+    for _field, env, flag, _desc in settings_fields():
+        assert env in text
+        assert flag in text
+
+
+def test_settings_fields_cover_every_setting_with_description() -> None:
+    rows = settings_fields()
+    names = [r[0] for r in rows]
+    assert "deployment" in names and "volume_grace" in names and len(names) == len(set(names))
+    assert rows[names.index("containers")][:3] == ("containers", "VERIFY_CONTAINERS", "--container")
+    assert all(r[3] for r in rows)

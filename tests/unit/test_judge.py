@@ -1,0 +1,141 @@
+"""Judging observations against expectations, with secret digests never echoed."""
+
+from __future__ import annotations
+
+import pytest
+
+from verify.judge import judge_attempt, judge_pod
+from verify.model import (
+    CheckResult,
+    CheckStatus,
+    ContainerObservation,
+    Expectations,
+    ExpectedFile,
+    PodObservation,
+    PodTarget,
+    Uninspectable,
+)
+
+GOOD = "1a2b3c4d5e6f" + "0" * 52
+BAD = "9f8e7d6c5b4a" + "1" * 52
+TARGET = PodTarget(name="web-1", node="node-1", containers=("app",))
+CM = ExpectedFile(path="/cm/script.py", sha256=GOOD, origin="configmap testcm/script.py")
+SECRET = ExpectedFile(path="/run/token", sha256=GOOD, origin="secret app/token", secret=True)
+RAW = ExpectedFile(path="/etc/raw", sha256=GOOD, origin="sha256")
+
+
+def observe(**kwargs: object) -> PodObservation:
+    return PodObservation(pod=TARGET, containers=(ContainerObservation("app", **kwargs),))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("present", "status", "detail"),
+    [
+        (frozenset({"FEATURE"}), CheckStatus.OK, ""),
+        (frozenset(), CheckStatus.MISSING, "not set in the container"),
+    ],
+)
+def test_env_key_is_ok_when_present_else_missing(
+    present: frozenset[str], status: CheckStatus, detail: str
+) -> None:
+    verdict = judge_pod(
+        observation=observe(env_present=present), expectations=Expectations(env=("FEATURE",))
+    )
+    assert verdict.containers[0].checks == (CheckResult("env", "FEATURE", status, detail),)
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "status", "detail"),
+    [
+        (CM, GOOD, CheckStatus.OK, ""),
+        (CM, GOOD.upper(), CheckStatus.OK, ""),
+        (CM, None, CheckStatus.MISSING, "not found or unreadable"),
+        (
+            CM,
+            BAD,
+            CheckStatus.MISMATCH,
+            "content differs from configmap testcm/script.py "
+            "(expected 1a2b3c4d5e6f, found 9f8e7d6c5b4a)",
+        ),
+        (
+            RAW,
+            BAD,
+            CheckStatus.MISMATCH,
+            "content differs from the expected sha256 (expected 1a2b3c4d5e6f, found 9f8e7d6c5b4a)",
+        ),
+        (SECRET, BAD, CheckStatus.MISMATCH, "content differs from secret app/token"),
+    ],
+    ids=["ok", "ok-case-insensitive", "missing", "configmap-mismatch", "sha-mismatch", "secret"],
+)
+def test_file_check_compares_digests(
+    expected: ExpectedFile, actual: str | None, status: CheckStatus, detail: str
+) -> None:
+    obs = observe(file_hashes={expected.path: actual})
+    verdict = judge_pod(observation=obs, expectations=Expectations(files=(expected,)))
+    assert verdict.containers[0].checks == (CheckResult("file", expected.path, status, detail),)
+    assert verdict.status is status
+
+
+def test_file_absent_from_observation_counts_as_missing() -> None:
+    verdict = judge_pod(observation=observe(), expectations=Expectations(files=(CM,)))
+    assert verdict.containers[0].checks[0].status is CheckStatus.MISSING
+
+
+def test_checks_follow_expectation_order_env_then_files() -> None:
+    exp = Expectations(env=("B", "A"), files=(CM, RAW))
+    obs = observe(env_present=frozenset({"A", "B"}), file_hashes={CM.path: GOOD, RAW.path: GOOD})
+    checks = judge_pod(observation=obs, expectations=exp).containers[0].checks
+    assert [(c.type, c.target) for c in checks] == [
+        ("env", "B"),
+        ("env", "A"),
+        ("file", "/cm/script.py"),
+        ("file", "/etc/raw"),
+    ]
+
+
+def test_container_error_makes_the_container_uninspectable() -> None:
+    err = Uninspectable("no_shell", "no /bin/sh in the image", permanent=True)
+    verdict = judge_pod(observation=observe(error=err), expectations=Expectations(env=("A",)))
+    assert verdict.containers[0].error == err
+    assert verdict.containers[0].checks == ()
+    assert verdict.status is CheckStatus.UNINSPECTABLE
+
+
+def test_pod_error_makes_the_pod_uninspectable() -> None:
+    err = Uninspectable("pod_gone", "pod was deleted", permanent=False)
+    verdict = judge_pod(
+        observation=PodObservation(pod=TARGET, error=err), expectations=Expectations()
+    )
+    assert (verdict.name, verdict.node, verdict.error) == ("web-1", "node-1", err)
+    assert verdict.status is CheckStatus.UNINSPECTABLE
+
+
+def test_target_container_without_observation_is_uninspectable() -> None:
+    verdict = judge_pod(observation=PodObservation(pod=TARGET), expectations=Expectations())
+    assert verdict.containers[0].name == "app"
+    assert verdict.containers[0].status is CheckStatus.UNINSPECTABLE
+    assert verdict.containers[0].error is not None
+    assert not verdict.containers[0].error.permanent
+
+
+def test_judge_attempt_is_ok_only_when_every_pod_passes_and_no_problems() -> None:
+    exp = Expectations(env=("A",))
+    good = observe(env_present=frozenset({"A"}))
+    ok = judge_attempt(selection_revision="2", observations=[good], expectations=exp, problems=[])
+    assert ok.ok and ok.revision == "2" and len(ok.pods) == 1
+    short = judge_attempt(
+        selection_revision="2", observations=[good], expectations=exp, problems=["1 pod short"]
+    )
+    assert not short.ok and short.problems == ("1 pod short",)
+    bad = judge_attempt(
+        selection_revision="2", observations=[observe()], expectations=exp, problems=[]
+    )
+    assert not bad.ok
+    perm = judge_attempt(
+        selection_revision="2",
+        observations=[good],
+        expectations=exp,
+        problems=[],
+        permanent_problems=["no such container"],
+    )
+    assert not perm.ok and perm.permanent_problems == ("no such container",)

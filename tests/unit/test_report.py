@@ -1,0 +1,264 @@
+"""Report rendering: verdict-like problem lines, the headline, and the exact JSON shape."""
+
+from __future__ import annotations
+
+import json
+
+from verify.judge import judge_attempt
+from verify.model import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerObservation,
+    ContainerVerdict,
+    Expectations,
+    ExpectedFile,
+    PodObservation,
+    PodTarget,
+    PodVerdict,
+    Uninspectable,
+)
+from verify.report import RunResult, WorkloadResult, problem_lines, to_json, verdict_line
+
+GOOD = "1a2b3c4d5e6f" + "0" * 52
+BAD = "9f8e7d6c5b4a" + "1" * 52
+
+
+def ok_pod(name: str, node: str = "node-1") -> PodVerdict:
+    return PodVerdict(
+        name, node, (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.OK),)),)
+    )
+
+
+def workload(
+    *attempts: AttemptVerdict, restarted: bool = False, name: str = "web"
+) -> WorkloadResult:
+    return WorkloadResult("deployment", "prod", name, attempts, restarted, None)
+
+
+def run(result: str, *workloads: WorkloadResult, message: str = "") -> RunResult:
+    code = {"passed": 0, "failed": 1, "error": 2}[result]
+    restarted = any(w.restarted for w in workloads)
+    return RunResult(result, code, restarted, workloads, message)  # type: ignore[arg-type]
+
+
+def test_problem_lines_name_workload_pod_node_container_and_check() -> None:
+    cm = ExpectedFile("/cm/script.py", GOOD, "configmap testcm/script.py")
+    exp = Expectations(env=("FEATURE_CREDENTIAL",), files=(cm,))
+    observations = [
+        PodObservation(
+            PodTarget("web-7c9", "node-2", ("app",)),
+            (ContainerObservation("app", frozenset(), {cm.path: GOOD}),),
+        ),
+        PodObservation(
+            PodTarget("web-abc", "node-1", ("app",)),
+            (ContainerObservation("app", frozenset({"FEATURE_CREDENTIAL"}), {cm.path: BAD}),),
+        ),
+        PodObservation(
+            PodTarget("web-def", "node-3", ("app",)),
+            (ContainerObservation("app", frozenset({"FEATURE_CREDENTIAL"}), {}),),
+        ),
+        PodObservation(
+            PodTarget("web-1", "node-1", ("app",)),
+            (ContainerObservation("app", error=Uninspectable("no_shell", "no shell", True)),),
+        ),
+        PodObservation(
+            PodTarget("web-2", "", ("app",)),
+            error=Uninspectable("pod_gone", "pod was deleted", False),
+        ),
+    ]
+    verdict = judge_attempt(
+        selection_revision="2",
+        observations=observations,
+        expectations=exp,
+        problems=["deployment web: expected 6 pods of revision 2, found 5"],
+    )
+    assert problem_lines(workload=workload(verdict)) == [
+        "deployment web: expected 6 pods of revision 2, found 5",
+        "deployment web: pod web-7c9 (node-2) container app lacks env FEATURE_CREDENTIAL",
+        "deployment web: pod web-abc (node-1) container app file /cm/script.py differs from "
+        "configmap testcm/script.py (expected 1a2b3c4d5e6f, found 9f8e7d6c5b4a)",
+        "deployment web: pod web-def (node-3) container app lacks file /cm/script.py "
+        "(not found or unreadable)",
+        "deployment web: pod web-1 (node-1) container app cannot be inspected: no shell",
+        "deployment web: pod web-2 cannot be inspected: pod was deleted",
+    ]
+
+
+def test_problem_lines_only_describe_the_last_attempt() -> None:
+    bad = AttemptVerdict(
+        "2",
+        (
+            PodVerdict(
+                "web-1",
+                "node-1",
+                (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISSING),)),),
+            ),
+        ),
+    )
+    good = AttemptVerdict("3", (ok_pod("web-9"),))
+    assert problem_lines(workload=workload(bad, good, restarted=True)) == []
+    assert len(problem_lines(workload=workload(good, bad, restarted=True))) == 1
+
+
+def test_problem_lines_prefix_bare_problems_and_include_workload_error() -> None:
+    wl = WorkloadResult(
+        "deployment", "prod", "web", (AttemptVerdict("2", (), ("no pods",)),), False, "timed out"
+    )
+    assert problem_lines(workload=wl) == [
+        "deployment web: timed out",
+        "deployment web: no pods",
+    ]
+
+
+def test_verdict_line_for_pass_after_restart() -> None:
+    wl = workload(
+        AttemptVerdict("2", (ok_pod("web-1"),), ("short",)),
+        AttemptVerdict("3", (ok_pod("web-1"), ok_pod("web-2"))),
+        restarted=True,
+    )
+    assert verdict_line(run=run("passed", wl)) == (
+        "rollout-verify: PASSED deployment web: 2 pods verified after 1 restart"
+    )
+
+
+def test_verdict_line_for_pass_without_restart_uses_singular() -> None:
+    wl = workload(AttemptVerdict("2", (ok_pod("web-1"),)))
+    assert (
+        verdict_line(run=run("passed", wl))
+        == "rollout-verify: PASSED deployment web: 1 pod verified"
+    )
+
+
+def test_verdict_line_for_failure_counts_failed_pods() -> None:
+    bad = PodVerdict(
+        "web-2", "n", (ContainerVerdict("app", (), Uninspectable("timeout", "t", False)),)
+    )
+    wl = workload(AttemptVerdict("3", (ok_pod("web-1"), bad)), restarted=True)
+    assert verdict_line(run=run("failed", wl)) == (
+        "rollout-verify: FAILED deployment web: 1 of 2 pods failed verification after 1 restart"
+    )
+
+
+def test_verdict_line_for_error_without_workloads_uses_message() -> None:
+    assert verdict_line(run=run("error", message="cannot reach the API server")) == (
+        "rollout-verify: ERROR cannot reach the API server"
+    )
+
+
+def test_to_json_has_exact_shape() -> None:
+    err = Uninspectable("no_shell", "no shell", True)
+    pods = (
+        PodVerdict(
+            "web-1",
+            "node-1",
+            (
+                ContainerVerdict(
+                    "app",
+                    (
+                        CheckResult("env", "A", CheckStatus.OK),
+                        CheckResult("file", "/x", CheckStatus.MISMATCH, "content differs"),
+                    ),
+                ),
+                ContainerVerdict("proxy", (), err),
+            ),
+        ),
+        PodVerdict("web-2", "node-2", (), Uninspectable("pod_gone", "gone", False)),
+    )
+    wl = workload(AttemptVerdict("2", pods, ("short",)))
+    assert to_json(run=run("failed", wl, message="1 failed")) == {
+        "result": "failed",
+        "exit_code": 1,
+        "restarted": False,
+        "message": "1 failed",
+        "workloads": [
+            {
+                "kind": "deployment",
+                "namespace": "prod",
+                "name": "web",
+                "restarted": False,
+                "error": None,
+                "attempts": [
+                    {
+                        "revision": "2",
+                        "problems": ["short"],
+                        "pods": [
+                            {
+                                "name": "web-1",
+                                "node": "node-1",
+                                "status": "uninspectable",
+                                "reason": None,
+                                "containers": [
+                                    {
+                                        "name": "app",
+                                        "status": "mismatch",
+                                        "reason": None,
+                                        "checks": [
+                                            {
+                                                "type": "env",
+                                                "target": "A",
+                                                "status": "ok",
+                                                "detail": "",
+                                            },
+                                            {
+                                                "type": "file",
+                                                "target": "/x",
+                                                "status": "mismatch",
+                                                "detail": "content differs",
+                                            },
+                                        ],
+                                    },
+                                    {
+                                        "name": "proxy",
+                                        "status": "uninspectable",
+                                        "reason": "no shell",
+                                        "checks": [],
+                                    },
+                                ],
+                            },
+                            {
+                                "name": "web-2",
+                                "node": "node-2",
+                                "status": "uninspectable",
+                                "reason": "gone",
+                                "containers": [],
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    json.dumps(to_json(run=run("failed", wl)))  # serialisable as-is
+
+
+def test_secret_digest_never_appears_in_any_output() -> None:
+    secret_digest = "c0ffee" + "d" * 58
+    actual_digest = "beef42" + "e" * 58
+    secret = ExpectedFile("/run/token", secret_digest, "secret app/token", secret=True)
+    attempts = tuple(
+        judge_attempt(
+            selection_revision=rev,
+            observations=[
+                PodObservation(
+                    PodTarget("web-1", "node-1", ("app",)),
+                    (ContainerObservation("app", file_hashes={secret.path: digest}),),
+                )
+            ],
+            expectations=Expectations(files=(secret,)),
+            problems=[],
+        )
+        for rev, digest in (("2", actual_digest), ("3", actual_digest))
+    )
+    wl = workload(*attempts, restarted=True)
+    result = run("failed", wl, message="verification failed")
+    outputs = [
+        json.dumps(to_json(run=result)),
+        verdict_line(run=result),
+        *problem_lines(workload=wl),
+    ]
+    blob = "\n".join(outputs)
+    assert "content differs from secret app/token" in blob
+    for digest in (secret_digest, actual_digest):
+        for n in (6, 12, 64):
+            assert digest[:n] not in blob

@@ -1,0 +1,61 @@
+"""The restart-once policy: a restart may heal stale pods, but never twice and never in vain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from verify.model import AttemptVerdict, CheckStatus, Uninspectable
+
+MAX_RESTARTS = 1
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Literal["pass", "restart", "fail"]
+    reason: str
+
+
+def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
+    """Problems a restart cannot fix: they only waste a production restart."""
+    found = list(verdict.permanent_problems)
+    for pod in verdict.pods:
+        errors: list[tuple[str, Uninspectable]] = []
+        if pod.error is not None:
+            errors.append((f"pod {pod.name}", pod.error))
+        errors.extend(
+            (f"pod {pod.name} container {c.name}", c.error)
+            for c in pod.containers
+            if c.error is not None
+        )
+        found.extend(f"{where}: {err.reason}" for where, err in errors if err.permanent)
+    return found
+
+
+def _summary(verdict: AttemptVerdict) -> str:
+    counts = {s: 0 for s in (CheckStatus.MISMATCH, CheckStatus.MISSING, CheckStatus.UNINSPECTABLE)}
+    for pod in verdict.pods:
+        if pod.status in counts:
+            counts[pod.status] += 1
+    parts = [f"{n} pod{'s' if n != 1 else ''} {s.value}" for s, n in counts.items() if n]
+    parts.extend(verdict.problems)
+    return "; ".join(parts) or "verification failed"
+
+
+def decide(
+    *, verdict: AttemptVerdict, restarts_done: int, restart_mode: Literal["once", "never"]
+) -> Decision:
+    """pass when verified; fail on permanent errors; otherwise restart at most once."""
+    if verdict.ok:
+        n = len(verdict.pods)
+        return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
+    permanent = _permanent_errors(verdict)
+    if permanent:
+        return Decision("fail", f"a restart cannot fix this: {'; '.join(permanent)}")
+    summary = _summary(verdict)
+    if restart_mode == "never":
+        return Decision("fail", f"{summary} (restarts disabled)")
+    if restarts_done < MAX_RESTARTS:
+        return Decision("restart", f"{summary}; restarting once")
+    plural = "s" if restarts_done != 1 else ""
+    return Decision("fail", f"{summary} after {restarts_done} restart{plural}")
