@@ -14,7 +14,13 @@ from aiohttp import web
 
 from . import tables
 from .errors import ApiError
-from .patch import apply_patch, fields_match, labels_match, parse_field_selector, parse_label_selector
+from .patch import (
+    apply_patch,
+    fields_match,
+    labels_match,
+    parse_field_selector,
+    parse_label_selector,
+)
 from .resources import BY_PATH, RESOURCES, Resource, api_group_list, resource_list
 from .store import Event, Obj, now_rfc3339
 
@@ -33,10 +39,15 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 
-_CORE = re.compile(r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$")
+_CORE = re.compile(
+    r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
+)
 _GROUP = re.compile(
     r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
+
+
+USER: web.RequestKey[Any] = web.RequestKey("user", object)
 
 
 def status_response(err: ApiError) -> web.Response:
@@ -44,11 +55,15 @@ def status_response(err: ApiError) -> web.Response:
     headers = {}
     if err.code == 429 and err.details:
         headers["Retry-After"] = str(err.details.get("retryAfterSeconds", 1))
-    return web.Response(status=err.code, body=body, content_type="application/json", headers=headers)
+    return web.Response(
+        status=err.code, body=body, content_type="application/json", headers=headers
+    )
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=json.dumps(obj).encode(), content_type="application/json")
+    return web.Response(
+        status=status, body=json.dumps(obj).encode(), content_type="application/json"
+    )
 
 
 def _bool(v: str | None) -> bool:
@@ -88,7 +103,7 @@ class ApiServer:
         user = c.auth.authenticate(request.headers.get("Authorization"))
         if user is None:
             return status_response(ApiError.unauthorized())
-        request["user"] = user
+        request[USER] = user
         try:
             return await handler(request)
         except ApiError as e:
@@ -101,8 +116,6 @@ class ApiServer:
             return (request.method.lower(), request.path)
         d = m.groupdict()
         res, name, sub = d["res"], d["name"], d["sub"]
-        if res == "namespaces" and d["ns"] is None and name and sub is None and not d.get("group"):
-            pass
         verb = self._verb(request.method, bool(name), _bool(request.query.get("watch")), sub)
         return (verb, f"{res}/{sub}" if sub else res)
 
@@ -114,9 +127,12 @@ class ApiServer:
             if watch:
                 return "watch"
             return "get" if named else "list"
-        return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete" if named else "deletecollection"}.get(
-            method, method.lower()
-        )
+        return {
+            "POST": "create",
+            "PUT": "update",
+            "PATCH": "patch",
+            "DELETE": "delete" if named else "deletecollection",
+        }.get(method, method.lower())
 
     # -- routing -----------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -125,7 +141,13 @@ class ApiServer:
             return json_response(VERSION_INFO)
         if path == "/api":
             return json_response(
-                {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]}
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [
+                        {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}
+                    ],
+                }
             )
         if path == "/apis":
             return json_response(api_group_list())
@@ -160,10 +182,13 @@ class ApiServer:
             group = m3.group("group")
         d = m3.groupdict()
         ns, plural, name, sub = d["ns"], d["res"], d["name"], d["sub"]
-        # /api/v1/namespaces/{name}[/status] is the namespace object itself.
-        if plural and ns is None and plural == "namespaces" and not group:
-            pass
-        if ns is not None and plural is not None and name is None and group == "" and plural not in {r.plural for r in RESOURCES if r.namespaced}:
+        if (
+            ns is not None
+            and plural is not None
+            and name is None
+            and group == ""
+            and plural not in {r.plural for r in RESOURCES if r.namespaced}
+        ):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         res = BY_PATH.get((group, plural))
         if res is None:
@@ -172,9 +197,6 @@ class ApiServer:
                 res, name, sub, ns = BY_PATH[("", "namespaces")], ns, "status", None
             else:
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if res.plural == "namespaces" and ns is not None and name is None and not group:
-            # matched as /api/v1/namespaces/{ns}/<res>: handled above; here /namespaces/x means get ns x
-            pass
         if not res.namespaced and ns is not None:
             if res.plural == "namespaces" and name is None:
                 name, ns = None, None
@@ -185,13 +207,15 @@ class ApiServer:
     async def _resource(
         self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None
     ) -> web.StreamResponse:
-        user = request["user"]
+        user = request[USER]
         method = request.method
         watch = _bool(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        rbac_res = f"{res.plural}/{sub}" if sub and sub != "status" or sub == "status" else res.plural
+        rbac_res = (
+            f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
+        )
         if sub is None:
             rbac_res = res.plural
         if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
@@ -218,7 +242,9 @@ class ApiServer:
         if method == "PUT" and name:
             body = await self._body(request)
             if body.get("metadata", {}).get("name") not in (None, name):
-                raise ApiError.bad_request("the name of the object does not match the name on the URL")
+                raise ApiError.bad_request(
+                    "the name of the object does not match the name on the URL"
+                )
             body.setdefault("metadata", {})["name"] = name
             self._prepare(res, body)
             out = self.store.update(res, ns or "", body, subresource=sub or "")
@@ -241,9 +267,17 @@ class ApiServer:
             sel = parse_label_selector(request.query.get("labelSelector", ""))
             for obj in self.store.list(res, ns):
                 if labels_match(obj["metadata"].get("labels") or {}, sel):
-                    self.cluster.delete_object(res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background")
-            return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-        raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
+                    self.cluster.delete_object(
+                        res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
+                    )
+            return json_response(
+                {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+            )
+        raise ApiError(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
 
     # -- verbs ------------------------------------------------------------
     async def _body(self, request: web.Request) -> Obj:
@@ -255,7 +289,7 @@ class ApiServer:
                 import yaml
 
                 body = yaml.safe_load(raw)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise ApiError.bad_request(f"error decoding body: {e}") from None
         if not isinstance(body, dict):
             raise ApiError.bad_request("request body must be an object")
@@ -272,16 +306,23 @@ class ApiServer:
             for k, v in data.items():
                 try:
                     base64.b64decode(v, validate=True)
-                except Exception:  # noqa: BLE001
-                    raise ApiError.invalid("Secret", name, f"data[{k}]", "Invalid value: illegal base64 data") from None
+                except Exception:
+                    raise ApiError.invalid(
+                        "Secret", name, f"data[{k}]", "Invalid value: illegal base64 data"
+                    ) from None
             if data or "data" in obj:
                 obj["data"] = data
             obj.setdefault("type", "Opaque")
         if kind in ("ConfigMap", "Secret"):
-            for k in list((obj.get("data") or {}).keys()) + list((obj.get("binaryData") or {}).keys()):
+            for k in list((obj.get("data") or {}).keys()) + list(
+                (obj.get("binaryData") or {}).keys()
+            ):
                 if not re.fullmatch(r"[-._a-zA-Z0-9]+", k):
                     raise ApiError.invalid(
-                        kind, name, f"data[{k}]", "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+                        kind,
+                        name,
+                        f"data[{k}]",
+                        "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
                     )
         if kind == "Deployment":
             spec = obj.setdefault("spec", {})
@@ -301,7 +342,9 @@ class ApiServer:
             labels = spec["template"].setdefault("metadata", {}).get("labels") or {}
             if sel and any(labels.get(k) != v for k, v in sel.items()):
                 raise ApiError.invalid(
-                    "Deployment", name, "spec.template.metadata.labels",
+                    "Deployment",
+                    name,
+                    "spec.template.metadata.labels",
                     f"Invalid value: {json.dumps(labels)}: `selector` does not match template `labels`",
                 )
         if kind == "ReplicaSet":
@@ -313,7 +356,9 @@ class ApiServer:
     async def _create(self, request: web.Request, res: Resource, ns: str) -> web.Response:
         body = await self._body(request)
         if body.get("kind") not in (None, res.kind):
-            raise ApiError.bad_request(f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})")
+            raise ApiError.bad_request(
+                f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
+            )
         self._prepare(res, body)
         if res.kind == "Pod":
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
@@ -324,7 +369,9 @@ class ApiServer:
         out = self.store.create(res, ns, body)
         return json_response(out, 201)
 
-    async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+    async def _delete(
+        self, request: web.Request, res: Resource, ns: str, name: str
+    ) -> web.Response:
         opts: dict[str, Any] = {}
         raw = await request.read()
         if raw:
@@ -335,7 +382,9 @@ class ApiServer:
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
             grace = int(request.query["gracePeriodSeconds"])
-        prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
+        prop = (
+            opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
+        )
         if opts.get("orphanDependents") is True:
             prop = "Orphan"
         out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop)
@@ -346,7 +395,11 @@ class ApiServer:
         if request.method in ("PUT", "PATCH"):
             scale = self._scale_obj(obj)
             raw = await request.read()
-            new = apply_patch(scale, raw, request.headers.get("Content-Type", "")) if request.method == "PATCH" else json.loads(raw)
+            new = (
+                apply_patch(scale, raw, request.headers.get("Content-Type", ""))
+                if request.method == "PATCH"
+                else json.loads(raw)
+            )
             replicas = int(new.get("spec", {}).get("replicas", 0))
 
             def set_replicas(o: Obj) -> None:
@@ -361,9 +414,16 @@ class ApiServer:
         return {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
-            "metadata": {k: obj["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in obj["metadata"]},
+            "metadata": {
+                k: obj["metadata"][k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in obj["metadata"]
+            },
             "spec": {"replicas": obj.get("spec", {}).get("replicas", 0)},
-            "status": {"replicas": obj.get("status", {}).get("replicas", 0), "selector": ",".join(f"{k}={v}" for k, v in sel.items())},
+            "status": {
+                "replicas": obj.get("status", {}).get("replicas", 0),
+                "selector": ",".join(f"{k}={v}" for k, v in sel.items()),
+            },
         }
 
     def _log(self, request: web.Request, ns: str, name: str) -> web.Response:
@@ -378,7 +438,9 @@ class ApiServer:
             container = containers[0]
         if container not in containers:
             raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
-        text = self.cluster.container_log(ns, name, container, previous=_bool(request.query.get("previous")))
+        text = self.cluster.container_log(
+            ns, name, container, previous=_bool(request.query.get("previous"))
+        )
         if text is None:
             raise ApiError.bad_request(
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
@@ -404,7 +466,11 @@ class ApiServer:
         lsel, fsel = self._filters(request)
         items = [o for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
         if tables.wants_table(request.headers.get("Accept", "")):
-            return json_response(tables.table(res, items, str(self.store.rv), request.query.get("includeObject", "Metadata")))
+            return json_response(
+                tables.table(
+                    res, items, str(self.store.rv), request.query.get("includeObject", "Metadata")
+                )
+            )
         listing = {
             "kind": f"{res.kind}List",
             "apiVersion": res.api_version,
@@ -415,24 +481,38 @@ class ApiServer:
 
     def _render_one(self, request: web.Request, res: Resource, obj: Obj) -> web.Response:
         if tables.wants_table(request.headers.get("Accept", "")):
-            return json_response(tables.table(res, [obj], obj["metadata"]["resourceVersion"], request.query.get("includeObject", "Metadata")))
+            return json_response(
+                tables.table(
+                    res,
+                    [obj],
+                    obj["metadata"]["resourceVersion"],
+                    request.query.get("includeObject", "Metadata"),
+                )
+            )
         return json_response(obj)
 
-    async def _watch(self, request: web.Request, res: Resource, ns: str | None) -> web.StreamResponse:
+    async def _watch(
+        self, request: web.Request, res: Resource, ns: str | None
+    ) -> web.StreamResponse:
         lsel, fsel = self._filters(request)
         as_table = tables.wants_table(request.headers.get("Accept", ""))
         include = request.query.get("includeObject", "Metadata")
         rv_s = request.query.get("resourceVersion", "")
         timeout = float(request.query.get("timeoutSeconds") or 1800)
         bookmarks = _bool(request.query.get("allowWatchBookmarks"))
-        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+        resp = web.StreamResponse(
+            status=200,
+            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"},
+        )
         await resp.prepare(request)
         watcher = self.store.subscribe(res, ns)
         knobs = self.cluster.knobs
         try:
             initial: list[tuple[str, Obj]] = []
             if rv_s in ("", "0"):
-                initial = [("ADDED", o) for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
+                initial = [
+                    ("ADDED", o) for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)
+                ]
             else:
                 try:
                     rv = int(rv_s)
@@ -464,13 +544,19 @@ class ApiServer:
                         request.transport.abort()
                     return resp
                 try:
-                    ev = await asyncio.wait_for(watcher.queue.get(), timeout=min(remaining, knobs.bookmark_interval))
+                    ev = await asyncio.wait_for(
+                        watcher.queue.get(), timeout=min(remaining, knobs.bookmark_interval)
+                    )
                 except TimeoutError:
                     if bookmarks:
                         await self._send(
                             resp,
                             "BOOKMARK",
-                            {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"resourceVersion": str(self.store.rv)}},
+                            {
+                                "kind": res.kind,
+                                "apiVersion": res.api_version,
+                                "metadata": {"resourceVersion": str(self.store.rv)},
+                            },
                         )
                     continue
                 typed = self._filter_event(ev, lsel, fsel)
@@ -512,7 +598,12 @@ def _default_pod_spec(spec: Obj) -> None:
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
     for c in spec.get("containers") or []:
-        c.setdefault("imagePullPolicy", "Always" if str(c.get("image", "")).endswith(":latest") or ":" not in str(c.get("image", "")) else "IfNotPresent")
+        c.setdefault(
+            "imagePullPolicy",
+            "Always"
+            if str(c.get("image", "")).endswith(":latest") or ":" not in str(c.get("image", ""))
+            else "IfNotPresent",
+        )
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})

@@ -27,7 +27,12 @@ class Rule:
         def fs(v: str | list[str]) -> frozenset[str]:
             return frozenset([v] if isinstance(v, str) else v)
 
-        return cls(fs(verbs), fs(groups), fs(resources), frozenset(namespaces) if namespaces is not None else None)
+        return cls(
+            fs(verbs),
+            fs(groups),
+            fs(resources),
+            frozenset(namespaces) if namespaces is not None else None,
+        )
 
     def allows(self, verb: str, group: str, resource: str, namespace: str) -> bool:
         return (
@@ -58,14 +63,18 @@ class Authorizer:
             return None
         return self.tokens.get(header[len("Bearer ") :].strip())
 
-    def allowed(self, user: User, verb: str, group: str, resource: str, namespace: str, name: str = "") -> bool:
+    def allowed(
+        self, user: User, verb: str, group: str, resource: str, namespace: str, name: str = ""
+    ) -> bool:
         if user.rules is None:
             return True
         if any(r.allows(verb, group, resource, namespace) for r in user.rules):
             return True
         return self._rbac_objects(user, verb, group, resource, namespace, name)
 
-    def _rbac_objects(self, user: User, verb: str, group: str, resource: str, namespace: str, name: str) -> bool:
+    def _rbac_objects(
+        self, user: User, verb: str, group: str, resource: str, namespace: str, name: str
+    ) -> bool:
         from .resources import BY_PATH
 
         if not namespace:

@@ -5,6 +5,7 @@ for reading counters."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import datetime as dt
 import os
@@ -74,12 +75,20 @@ class Requests:
 
 
 class Cluster:
-    def __init__(self, *, nodes: int = 3, seed: int = 0, knobs: Knobs | None = None, root: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        nodes: int = 3,
+        seed: int = 0,
+        knobs: Knobs | None = None,
+        root: str | None = None,
+        history: int = 2000,
+    ) -> None:
         self.rng = random.Random(seed)
         self.knobs = knobs or Knobs()
         self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
         self._own_root = root is None
-        self.store = Store()
+        self.store = Store(history=history)
         self.auth = Authorizer(self.store)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
@@ -108,7 +117,7 @@ class Cluster:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self._boot())
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 errors.append(e)
                 ready.set()
                 return
@@ -127,17 +136,31 @@ class Cluster:
     async def _boot(self) -> None:
         self._wake = asyncio.Event()
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
-            self.store.create(NAMESPACES, "", {"metadata": {"name": ns}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
-            self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
+            self.store.create(
+                NAMESPACES,
+                "",
+                {
+                    "metadata": {"name": ns},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )
+            self.store.create(
+                BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}}
+            )
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
-        self._runner = web.AppRunner(server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(
+            server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5
+        )
         await self._runner.setup()
         from .tls import make_certs, server_context
 
         self.ca_path, crt, key = make_certs(self.root / "pki")
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key))
+        site = web.TCPSite(
+            self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key)
+        )
         await site.start()
         sock = site._server.sockets[0]  # type: ignore[union-attr]
         self.port = sock.getsockname()[1]
@@ -149,12 +172,32 @@ class Cluster:
             NODES,
             "",
             {
-                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
+                "metadata": {
+                    "name": name,
+                    "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+                },
                 "spec": {"podCIDR": f"10.244.{idx}.0/24"},
                 "status": {
-                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}],
-                    "addresses": [{"type": "InternalIP", "address": f"172.18.0.{idx + 1}"}, {"type": "Hostname", "address": name}],
-                    "nodeInfo": {"kubeletVersion": "v1.32.4-kubesim", "containerRuntimeVersion": "containerd://1.7.24", "operatingSystem": "linux", "architecture": "amd64"},
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True",
+                            "reason": "KubeletReady",
+                            "message": "kubelet is posting ready status",
+                            "lastHeartbeatTime": now_rfc3339(),
+                            "lastTransitionTime": now_rfc3339(),
+                        }
+                    ],
+                    "addresses": [
+                        {"type": "InternalIP", "address": f"172.18.0.{idx + 1}"},
+                        {"type": "Hostname", "address": name},
+                    ],
+                    "nodeInfo": {
+                        "kubeletVersion": "v1.32.4-kubesim",
+                        "containerRuntimeVersion": "containerd://1.7.24",
+                        "operatingSystem": "linux",
+                        "architecture": "amd64",
+                    },
                     "capacity": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
                     "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
                 },
@@ -169,10 +212,8 @@ class Cluster:
         loop = asyncio.get_running_loop()
         last_tick = loop.time()
         while True:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=0.2)
-            except TimeoutError:
-                pass
             self._wake.clear()
             if loop.time() - last_tick >= 0.2:
                 self.controllers.tick()
@@ -181,7 +222,7 @@ class Cluster:
                 try:
                     if not self.controllers.run_pending():
                         break
-                except Exception:  # noqa: BLE001 - a controller bug must be loud, not fatal
+                except Exception:
                     traceback.print_exc()
 
     def wake(self) -> None:
@@ -191,7 +232,9 @@ class Cluster:
     async def _teardown(self) -> None:
         for t in self._tasks:
             t.cancel()
-        await asyncio.gather(*(k.shutdown() for k in self.kubelets.values()), return_exceptions=True)
+        await asyncio.gather(
+            *(k.shutdown() for k in self.kubelets.values()), return_exceptions=True
+        )
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -227,7 +270,9 @@ class Cluster:
     def url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 
-    def kubeconfig(self, *, token: str | None = None, namespace: str = "default", user: str = "admin") -> str:
+    def kubeconfig(
+        self, *, token: str | None = None, namespace: str = "default", user: str = "admin"
+    ) -> str:
         import base64
         import json
 
@@ -235,9 +280,19 @@ class Cluster:
         cfg = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "kubesim", "cluster": {"server": self.url, "certificate-authority-data": ca}}],
+            "clusters": [
+                {
+                    "name": "kubesim",
+                    "cluster": {"server": self.url, "certificate-authority-data": ca},
+                }
+            ],
             "users": [{"name": user, "user": {"token": token or self.admin_token}}],
-            "contexts": [{"name": "kubesim", "context": {"cluster": "kubesim", "user": user, "namespace": namespace}}],
+            "contexts": [
+                {
+                    "name": "kubesim",
+                    "context": {"cluster": "kubesim", "user": user, "namespace": namespace},
+                }
+            ],
             "current-context": "kubesim",
             "preferences": {},
         }
@@ -249,7 +304,9 @@ class Cluster:
         p.chmod(0o600)
         return str(p)
 
-    def add_user(self, name: str, rules: list[Rule] | None = None, *, token: str | None = None) -> str:
+    def add_user(
+        self, name: str, rules: list[Rule] | None = None, *, token: str | None = None
+    ) -> str:
         token = token or secrets.token_hex(16)
         self.auth.add(token, User(name, list(rules or [])))
         return token
@@ -268,7 +325,9 @@ class Cluster:
             for f in self.faults:
                 if f.method and f.method != method:
                     continue
-                if f.match and not (re.search(f.match, f"{route[0]} {route[1]}") or re.search(f.match, path)):
+                if f.match and not (
+                    re.search(f.match, f"{route[0]} {route[1]}") or re.search(f.match, path)
+                ):
                     continue
                 f.times -= 1
                 if f.times <= 0:
@@ -307,7 +366,9 @@ class Cluster:
 
     def get(self, kind: str, name: str, namespace: str = "default") -> Obj | None:
         res = BY_KIND[kind]
-        return self.call(lambda: copy.deepcopy(self.store.find(res, namespace if res.namespaced else "", name)))
+        return self.call(
+            lambda: copy.deepcopy(self.store.find(res, namespace if res.namespaced else "", name))
+        )
 
     def list(self, kind: str, namespace: str | None = "default") -> list[Obj]:
         res = BY_KIND[kind]
@@ -315,7 +376,9 @@ class Cluster:
 
     def delete(self, kind: str, name: str, namespace: str = "default") -> None:
         res = BY_KIND[kind]
-        self.call(lambda: self.delete_object(res, namespace, name, grace=None, propagation="Background"))
+        self.call(
+            lambda: self.delete_object(res, namespace, name, grace=None, propagation="Background")
+        )
 
     def add_node(self, name: str) -> None:
         self.call(lambda: self._add_node(name))
@@ -327,7 +390,9 @@ class Cluster:
         """Run every kubelet's volume refresh now (instead of waiting for the sync period)."""
         self.call(lambda: [k.sync_now() for k in self.kubelets.values()])
 
-    def wait_for(self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    def wait_for(
+        self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
+    ) -> None:
         import time
 
         end = time.monotonic() + timeout
@@ -350,7 +415,9 @@ class Cluster:
         )
 
     # -- used by the API server and controllers (on the loop) ----------------------
-    def delete_object(self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str) -> Obj:
+    def delete_object(
+        self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str
+    ) -> Obj:
         obj = self.store.get(res, ns, name)
         if res.kind == "Pod":
             if obj["metadata"].get("deletionTimestamp"):
@@ -359,7 +426,9 @@ class Cluster:
                 grace = int(obj["spec"].get("terminationGracePeriodSeconds", 30))
             node = obj["spec"].get("nodeName")
             if grace > 0 and node in self.kubelets:
-                when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                )
 
                 def mark(p: Obj) -> None:
                     p["metadata"]["deletionTimestamp"] = when
@@ -380,8 +449,8 @@ class Cluster:
                 for o in self.store.list(dep_res, ns):
                     refs = o["metadata"].get("ownerReferences") or []
                     if any(r.get("uid") == uid for r in refs):
-                        self.store.mutate(dep_res, ns, o["metadata"]["name"], lambda x: x["metadata"].__setitem__(
-                            "ownerReferences", [r for r in refs if r.get("uid") != uid]))
+                        keep = [r for r in refs if r.get("uid") != uid]
+                        self.store.mutate(dep_res, ns, o["metadata"]["name"], _set_owners(keep))
         return self.store.remove(res, ns, name)
 
     def finalize_pod(self, ns: str, name: str, uid: str) -> None:
@@ -396,7 +465,9 @@ class Cluster:
         rt = kl.pods.get(pod["metadata"]["uid"])
         return None if rt is None else rt.containers.get(container)
 
-    def container_log(self, ns: str, name: str, container: str, *, previous: bool = False) -> str | None:
+    def container_log(
+        self, ns: str, name: str, container: str, *, previous: bool = False
+    ) -> str | None:
         pod = self.store.get(PODS, ns, name)
         crt = self.container_runtime(pod, container)
         if crt is None or not crt.log_paths:
@@ -404,7 +475,9 @@ class Cluster:
         paths = crt.log_paths
         if previous:
             if len(paths) < 2:
-                raise ApiError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+                raise ApiError.bad_request(
+                    f'previous terminated container "{container}" in pod "{name}" not found'
+                )
             p = paths[-2]
         else:
             p = paths[-1]
@@ -419,3 +492,10 @@ class Cluster:
             kl = self.kubelets.get(node or "")
             if kl is not None:
                 kl.on_event(ev)
+
+
+def _set_owners(refs: list[Any]) -> Callable[[Obj], None]:
+    def fn(o: Obj) -> None:
+        o["metadata"]["ownerReferences"] = refs
+
+    return fn

@@ -36,7 +36,10 @@ def template_hash(template: Obj) -> str:
 
 
 def owned_by(obj: Obj, owner: Obj) -> bool:
-    return any(r.get("uid") == owner["metadata"]["uid"] for r in obj["metadata"].get("ownerReferences") or [])
+    return any(
+        r.get("uid") == owner["metadata"]["uid"]
+        for r in obj["metadata"].get("ownerReferences") or []
+    )
 
 
 def owner_ref(owner: Obj) -> dict[str, Any]:
@@ -51,14 +54,19 @@ def owner_ref(owner: Obj) -> dict[str, Any]:
 
 
 def is_active(pod: Obj) -> bool:
-    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in (
+    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get(
+        "phase"
+    ) not in (
         "Succeeded",
         "Failed",
     )
 
 
 def is_ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
 def int_or_percent(v: Any, total: int, *, round_up: bool) -> int:
@@ -102,12 +110,19 @@ class Controllers:
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("controller"):
                     self.pending.add((ref["kind"], ns, ref["name"]))
-            if kind == "Pod" and ev.type != "DELETED" and not ev.obj["spec"].get("nodeName") and not meta.get("deletionTimestamp"):
+            if (
+                kind == "Pod"
+                and ev.type != "DELETED"
+                and not ev.obj["spec"].get("nodeName")
+                and not meta.get("deletionTimestamp")
+            ):
                 self.pending.add(("Schedule", ns, meta["name"]))
         elif kind == "Node":
             for p in self.store.list(PODS):
                 if not p["spec"].get("nodeName"):
-                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
+                    self.pending.add(
+                        ("Schedule", p["metadata"]["namespace"], p["metadata"]["name"])
+                    )
         if ev.type == "DELETED":
             self._collect_garbage(ev.obj)
         self.cluster.wake()
@@ -136,7 +151,13 @@ class Controllers:
         for res in (RS, PODS):
             for o in self.store.list(res, owner["metadata"].get("namespace")):
                 if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
-                    self.cluster.delete_object(res, o["metadata"]["namespace"], o["metadata"]["name"], grace=None, propagation="Background")
+                    self.cluster.delete_object(
+                        res,
+                        o["metadata"]["namespace"],
+                        o["metadata"]["name"],
+                        grace=None,
+                        propagation="Background",
+                    )
 
     # -- scheduler --------------------------------------------------------------
     def schedule(self, ns: str, name: str) -> None:
@@ -151,12 +172,22 @@ class Controllers:
             and all((n["metadata"].get("labels") or {}).get(k) == v for k, v in sel.items())
         ]
         if not nodes:
+
             def unsched(p: Obj) -> None:
-                conds = [c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"]
-                conds.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                              "message": f"0/{len(self.store.list(NODES))} nodes are available: no node matches.",
-                              "lastTransitionTime": now_rfc3339()})
+                conds = [
+                    c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"
+                ]
+                conds.append(
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": f"0/{len(self.store.list(NODES))} nodes are available: no node matches.",
+                        "lastTransitionTime": now_rfc3339(),
+                    }
+                )
                 p["status"]["conditions"] = conds
+
             self.store.mutate(PODS, ns, name, unsched, status=True)
             return
         load = {n["metadata"]["name"]: 0 for n in nodes}
@@ -170,14 +201,25 @@ class Controllers:
             p["spec"]["nodeName"] = target
             p.setdefault("status", {})
             p["status"]["conditions"] = [
-                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now_rfc3339(),
+                }
             ]
 
         # Binding writes spec.nodeName, which only the binding subresource may; do it as the apiserver would.
         cur = copy.deepcopy(pod)
         bind(cur)
         self.store.update(PODS, ns, cur, subresource="")
-        self.store.mutate(PODS, ns, name, lambda p: p["status"].update(conditions=cur["status"]["conditions"]), status=True)
+        self.store.mutate(
+            PODS,
+            ns,
+            name,
+            lambda p: p["status"].update(conditions=cur["status"]["conditions"]),
+            status=True,
+        )
 
     # -- replicaset ---------------------------------------------------------------
     def reconcile_replicaset(self, ns: str, name: str) -> None:
@@ -191,6 +233,7 @@ class Controllers:
             for _ in range(want - len(active)):
                 self._create_pod(rs)
         elif len(active) > want:
+
             def rank(p: Obj) -> tuple[int, int, int, str]:
                 return (
                     0 if not p["spec"].get("nodeName") else 1,
@@ -199,8 +242,11 @@ class Controllers:
                     # newest first
                     "".join(chr(255 - ord(c)) for c in p["metadata"]["creationTimestamp"]),
                 )
+
             for p in sorted(active, key=rank)[: len(active) - want]:
-                self.cluster.delete_object(PODS, ns, p["metadata"]["name"], grace=None, propagation="Background")
+                self.cluster.delete_object(
+                    PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
+                )
         active = [p for p in self.store.list(PODS, ns) if owned_by(p, rs) and is_active(p)]
         ready = [p for p in active if is_ready(p)]
         min_ready = int(rs["spec"].get("minReadySeconds", 0))
@@ -252,7 +298,14 @@ class Controllers:
         tpl = copy.deepcopy(spec["template"])
         h = template_hash(tpl)
         rss = [rs for rs in self.store.list(RS, ns) if owned_by(rs, d)]
-        new = next((rs for rs in rss if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h), None)
+        new = next(
+            (
+                rs
+                for rs in rss
+                if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h
+            ),
+            None,
+        )
         olds = [rs for rs in rss if rs is not new]
         max_old = max((_rev(rs) for rs in olds), default=0)
         paused = bool(spec.get("paused"))
@@ -263,10 +316,26 @@ class Controllers:
             created = True
         elif new is not None and _rev(new) <= max_old and not paused:
             rev = str(max_old + 1)
-            new = self.store.mutate(RS, ns, new["metadata"]["name"], lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev)) or new
+            new = (
+                self.store.mutate(
+                    RS,
+                    ns,
+                    new["metadata"]["name"],
+                    lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev),
+                )
+                or new
+            )
         if new is not None and d["metadata"].get("annotations", {}).get(REV) != str(_rev(new)):
             rev = str(_rev(new))
-            d = self.store.mutate(DEPLOY, ns, name, lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev)) or d
+            d = (
+                self.store.mutate(
+                    DEPLOY,
+                    ns,
+                    name,
+                    lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev),
+                )
+                or d
+            )
         strategy = spec.get("strategy") or {"type": "RollingUpdate"}
         if not paused and new is not None:
             if strategy.get("type") == "Recreate":
@@ -305,7 +374,15 @@ class Controllers:
     def _scale(self, rs: Obj, n: int) -> Obj:
         if int(rs["spec"].get("replicas", 0)) == n:
             return rs
-        return self.store.mutate(RS, rs["metadata"]["namespace"], rs["metadata"]["name"], lambda o: o["spec"].__setitem__("replicas", n)) or rs
+        return (
+            self.store.mutate(
+                RS,
+                rs["metadata"]["namespace"],
+                rs["metadata"]["name"],
+                lambda o: o["spec"].__setitem__("replicas", n),
+            )
+            or rs
+        )
 
     def _rolling(self, d: Obj, new: Obj, olds: list[Obj], replicas: int, ru: Obj) -> None:
         surge = int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True)
@@ -326,7 +403,9 @@ class Controllers:
             return
         all_count = sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds])
         min_available = replicas - unavail
-        new_unavailable = int(new["spec"].get("replicas", 0)) - int((new.get("status") or {}).get("availableReplicas", 0))
+        new_unavailable = int(new["spec"].get("replicas", 0)) - int(
+            (new.get("status") or {}).get("availableReplicas", 0)
+        )
         max_down = all_count - min_available - new_unavailable
         if max_down <= 0:
             return
@@ -343,8 +422,12 @@ class Controllers:
             down = min(unhealthy, max_down - cleaned)
             olds_sorted[i] = self._scale(r, spec_n - down)
             cleaned += down
-        available = sum(int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted])
-        available = min(available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted]))
+        available = sum(
+            int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted]
+        )
+        available = min(
+            available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted])
+        )
         if available <= min_available:
             return
         budget = available - min_available
@@ -369,11 +452,27 @@ class Controllers:
 
     def _cleanup(self, d: Obj, olds: list[Obj]) -> None:
         limit = int(d["spec"].get("revisionHistoryLimit", 10))
-        idle = sorted((r for r in olds if int(r["spec"].get("replicas", 0)) == 0 and not (r.get("status") or {}).get("replicas")), key=_rev)
+        idle = sorted(
+            (
+                r
+                for r in olds
+                if int(r["spec"].get("replicas", 0)) == 0
+                and not (r.get("status") or {}).get("replicas")
+            ),
+            key=_rev,
+        )
         for r in idle[: max(0, len(idle) - limit)]:
-            self.cluster.delete_object(RS, r["metadata"]["namespace"], r["metadata"]["name"], grace=None, propagation="Background")
+            self.cluster.delete_object(
+                RS,
+                r["metadata"]["namespace"],
+                r["metadata"]["name"],
+                grace=None,
+                propagation="Background",
+            )
 
-    def _sync_status(self, d: Obj, new: Obj | None, replicas: int, strategy: Obj, *, created: bool, paused: bool) -> None:
+    def _sync_status(
+        self, d: Obj, new: Obj | None, replicas: int, strategy: Obj, *, created: bool, paused: bool
+    ) -> None:
         ns, name = d["metadata"]["namespace"], d["metadata"]["name"]
         rss = [rs for rs in self.store.list(RS, ns) if owned_by(rs, d)]
         st = lambda r, k: int((r.get("status") or {}).get(k, 0))  # noqa: E731
@@ -382,47 +481,110 @@ class Controllers:
         ready = sum(st(r, "readyReplicas") for r in rss)
         available = sum(st(r, "availableReplicas") for r in rss)
         ru = strategy.get("rollingUpdate") or {}
-        unavail = int_or_percent(ru.get("maxUnavailable", "25%"), replicas, round_up=False) if strategy.get("type") != "Recreate" else 0
-        if strategy.get("type") != "Recreate" and unavail == 0 and int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True) == 0:
+        unavail = (
+            int_or_percent(ru.get("maxUnavailable", "25%"), replicas, round_up=False)
+            if strategy.get("type") != "Recreate"
+            else 0
+        )
+        if (
+            strategy.get("type") != "Recreate"
+            and unavail == 0
+            and int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True) == 0
+        ):
             unavail = 1
         old = d.get("status") or {}
         conds = {c["type"]: c for c in old.get("conditions") or []}
         now = now_rfc3339()
 
-        def cond(type_: str, status: str, reason: str, message: str, *, progress: bool = False) -> None:
+        def cond(
+            type_: str, status: str, reason: str, message: str, *, progress: bool = False
+        ) -> None:
             prev = conds.get(type_)
             c = {"type": type_, "status": status, "reason": reason, "message": message}
             same = prev is not None and prev.get("status") == status
             c["lastTransitionTime"] = prev["lastTransitionTime"] if same and prev else now
-            if prev is not None and prev.get("reason") == reason and prev.get("message") == message and not progress:
+            if (
+                prev is not None
+                and prev.get("reason") == reason
+                and prev.get("message") == message
+                and not progress
+            ):
                 c["lastUpdateTime"] = prev.get("lastUpdateTime", now)
             else:
                 c["lastUpdateTime"] = now
             conds[type_] = c
 
         if available >= replicas - unavail:
-            cond("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+            cond(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
+            )
         else:
-            cond("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
+            cond(
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+            )
         rs_name = new["metadata"]["name"] if new is not None else ""
-        complete = new is not None and updated == replicas and available >= replicas and total == replicas and st(new, "availableReplicas") >= replicas
+        complete = (
+            new is not None
+            and updated == replicas
+            and available >= replicas
+            and total == replicas
+            and st(new, "availableReplicas") >= replicas
+        )
         prog = conds.get("Progressing")
-        snap = (rs_name, int(new["spec"].get("replicas", 0)) if new is not None else 0, updated, available)
+        snap = (
+            rs_name,
+            int(new["spec"].get("replicas", 0)) if new is not None else 0,
+            updated,
+            available,
+        )
         progressed = created or self._snap.get((ns, name)) != snap
         self._snap[(ns, name)] = snap
         deadline = d["spec"].get("progressDeadlineSeconds")
         if paused:
             cond("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused")
         elif complete:
-            cond("Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{rs_name}" has successfully progressed.')
+            cond(
+                "Progressing",
+                "True",
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{rs_name}" has successfully progressed.',
+            )
         elif created:
-            cond("Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{rs_name}"', progress=True)
-        elif progressed or prog is None or prog.get("reason") in ("NewReplicaSetAvailable", "DeploymentPaused", "DeploymentResumed"):
-            cond("Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.', progress=True)
+            cond(
+                "Progressing",
+                "True",
+                "NewReplicaSetCreated",
+                f'Created new replica set "{rs_name}"',
+                progress=True,
+            )
+        elif (
+            progressed
+            or prog is None
+            or prog.get("reason")
+            in ("NewReplicaSetAvailable", "DeploymentPaused", "DeploymentResumed")
+        ):
+            cond(
+                "Progressing",
+                "True",
+                "ReplicaSetUpdated",
+                f'ReplicaSet "{rs_name}" is progressing.',
+                progress=True,
+            )
         elif prog.get("reason") != "ProgressDeadlineExceeded" and deadline is not None:
             last = _parse(prog.get("lastUpdateTime", now))
             if (dt.datetime.now(dt.UTC) - last).total_seconds() > int(deadline):
-                cond("Progressing", "False", "ProgressDeadlineExceeded", f'ReplicaSet "{rs_name}" has timed out progressing.')
+                cond(
+                    "Progressing",
+                    "False",
+                    "ProgressDeadlineExceeded",
+                    f'ReplicaSet "{rs_name}" has timed out progressing.',
+                )
         status = {
             "observedGeneration": d["metadata"].get("generation", 1),
             "replicas": total,

@@ -9,7 +9,9 @@ if TYPE_CHECKING:
 
 
 class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -64,7 +66,11 @@ class ApiError(Exception):
             422,
             "Invalid",
             f'{kind} "{name}" is invalid: {field}: {detail}',
-            {"name": name, "kind": kind, "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}]},
+            {
+                "name": name,
+                "kind": kind,
+                "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}],
+            },
         )
 
     @classmethod
@@ -74,7 +80,11 @@ class ApiError(Exception):
             422,
             "Invalid",
             f'{kind} "{name}" is invalid: {field}: {msg}',
-            {"name": name, "kind": kind, "causes": [{"reason": "FieldValueForbidden", "message": msg, "field": field}]},
+            {
+                "name": name,
+                "kind": kind,
+                "causes": [{"reason": "FieldValueForbidden", "message": msg, "field": field}],
+            },
         )
 
     @classmethod
@@ -109,7 +119,12 @@ class ApiError(Exception):
 
     @classmethod
     def internal(cls, message: str) -> ApiError:
-        return cls(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
+        return cls(
+            500,
+            "InternalError",
+            f"Internal error occurred: {message}",
+            {"causes": [{"message": message}]},
+        )
 
     @classmethod
     def too_many(cls, retry_after: int) -> ApiError:
@@ -122,4 +137,6 @@ class ApiError(Exception):
 
     @classmethod
     def unavailable(cls) -> ApiError:
-        return cls(503, "ServiceUnavailable", "the server is currently unable to handle the request")
+        return cls(
+            503, "ServiceUnavailable", "the server is currently unable to handle the request"
+        )

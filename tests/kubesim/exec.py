@@ -44,7 +44,9 @@ def _oci_error(container_id: str, binary: str) -> dict[str, Any]:
     }
 
 
-async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
+async def handle_exec(
+    request: web.Request, cluster: Cluster, ns: str, name: str
+) -> web.StreamResponse:
     q = request.query
     argv = q.getall("command", [])
     pod = cluster.store.get(PODS, ns, name)
@@ -80,14 +82,27 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
 
     env = dict(crt.env)
     root = f"/proc/{crt.pid}/root"
-    binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
+    binary = (
+        None
+        if shell_less(crt.image)
+        else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
+    )
     if binary is None:
-        await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
+        await ws.send_bytes(
+            bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode()
+        )
         await ws.close()
         return ws
     try:
         proc = await asyncio.create_subprocess_exec(
-            "/usr/bin/nsenter", "-t", str(crt.pid), "-m", "-r", "-w", "--", *argv,
+            "/usr/bin/nsenter",
+            "-t",
+            str(crt.pid),
+            "-m",
+            "-r",
+            "-w",
+            "--",
+            *argv,
             stdin=asyncio.subprocess.PIPE if want_in else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
@@ -95,7 +110,9 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             start_new_session=True,
         )
     except OSError as e:
-        await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
+        await ws.send_bytes(
+            bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode()
+        )
         await ws.close()
         return ws
 
@@ -129,7 +146,9 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
 
     feeder = asyncio.get_running_loop().create_task(feed())
     try:
-        await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
+        await asyncio.gather(
+            pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty)
+        )
         code = await proc.wait()
     finally:
         if proc.returncode is None:

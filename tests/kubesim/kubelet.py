@@ -48,11 +48,14 @@ class MountError(Exception):
 
 # -- the ConfigMap/Secret manager (pkg/kubelet/util/manager/watch_based_manager.go) -------------
 
+
 @dataclass
 class CacheEntry:
     refs: int = 0
     obj: Obj | None = None
-    frozen: bool = False  # immutable object seen: the reflector stopped, this copy is served forever
+    frozen: bool = (
+        False  # immutable object seen: the reflector stopped, this copy is served forever
+    )
 
 
 class ObjectCache:
@@ -128,6 +131,7 @@ def object_data(obj: Obj) -> dict[str, bytes]:
 
 # -- runtime state ---------------------------------------------------------------------------
 
+
 @dataclass
 class ContainerRuntime:
     name: str
@@ -178,7 +182,9 @@ class Kubelet:
     async def shutdown(self) -> None:
         if self._sync_task:
             self._sync_task.cancel()
-        await asyncio.gather(*(self._kill(rt, grace=0) for rt in list(self.pods.values())), return_exceptions=True)
+        await asyncio.gather(
+            *(self._kill(rt, grace=0) for rt in list(self.pods.values())), return_exceptions=True
+        )
 
     def restart(self) -> None:
         """A kubelet restart drops its object cache; running containers are untouched."""
@@ -200,7 +206,13 @@ class Kubelet:
                 asyncio.get_running_loop().create_task(self._terminate(rt, grace=0, remove=False))
             return
         if rt is None and not pod["metadata"].get("deletionTimestamp"):
-            rt = PodRuntime(uid, pod["metadata"]["namespace"], pod["metadata"]["name"], pod, self.root / "pods" / uid)
+            rt = PodRuntime(
+                uid,
+                pod["metadata"]["namespace"],
+                pod["metadata"]["name"],
+                pod,
+                self.root / "pods" / uid,
+            )
             self._ip += 1
             rt.ip = f"10.244.{self.index}.{self._ip}"
             self.pods[uid] = rt
@@ -212,7 +224,9 @@ class Kubelet:
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
                 rt.stopping = True
                 grace = int(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
-                asyncio.get_running_loop().create_task(self._terminate(rt, grace=grace, remove=True))
+                asyncio.get_running_loop().create_task(
+                    self._terminate(rt, grace=grace, remove=True)
+                )
         elif pod["metadata"].get("deletionTimestamp"):
             # never started here: finish the deletion at once
             self.cluster.finalize_pod(pod["metadata"]["namespace"], pod["metadata"]["name"], uid)
@@ -241,7 +255,9 @@ class Kubelet:
 
     def _set_waiting_all(self, rt: PodRuntime, reason: str, message: str) -> None:
         for c in rt.pod["spec"].get("containers") or []:
-            crt = rt.containers.setdefault(c["name"], ContainerRuntime(c["name"], c.get("image", "")))
+            crt = rt.containers.setdefault(
+                c["name"], ContainerRuntime(c["name"], c.get("image", ""))
+            )
             crt.state, crt.reason, crt.message = "waiting", reason, message
         self._publish(rt)
 
@@ -259,28 +275,45 @@ class Kubelet:
         ns = pod["metadata"]["namespace"]
         if "configMap" in vol:
             src = vol["configMap"]
-            return self._project("ConfigMap", ns, src.get("name", ""), src, src.get("defaultMode", 0o644))
+            return self._project(
+                "ConfigMap", ns, src.get("name", ""), src, src.get("defaultMode", 0o644)
+            )
         if "secret" in vol:
             src = vol["secret"]
-            return self._project("Secret", ns, src.get("secretName", ""), src, src.get("defaultMode", 0o644))
+            return self._project(
+                "Secret", ns, src.get("secretName", ""), src, src.get("defaultMode", 0o644)
+            )
         if "projected" in vol:
             mode = vol["projected"].get("defaultMode", 0o644)
             files: dict[str, tuple[bytes, int]] = {}
             for s in vol["projected"].get("sources") or []:
                 if "configMap" in s:
-                    files.update(self._project("ConfigMap", ns, s["configMap"].get("name", ""), s["configMap"], mode))
+                    files.update(
+                        self._project(
+                            "ConfigMap", ns, s["configMap"].get("name", ""), s["configMap"], mode
+                        )
+                    )
                 elif "secret" in s:
-                    files.update(self._project("Secret", ns, s["secret"].get("name", ""), s["secret"], mode))
+                    files.update(
+                        self._project("Secret", ns, s["secret"].get("name", ""), s["secret"], mode)
+                    )
                 elif "downwardAPI" in s:
                     files.update(self._downward(pod, s["downwardAPI"], mode))
                 elif "serviceAccountToken" in s:
-                    files[s["serviceAccountToken"].get("path", "token")] = (b"kubesim-projected-token", mode)
+                    files[s["serviceAccountToken"].get("path", "token")] = (
+                        b"kubesim-projected-token",
+                        mode,
+                    )
             return files
         if "downwardAPI" in vol:
-            return self._downward(pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644))
+            return self._downward(
+                pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644)
+            )
         return None
 
-    def _project(self, kind: str, ns: str, name: str, src: Obj, mode: int) -> dict[str, tuple[bytes, int]]:
+    def _project(
+        self, kind: str, ns: str, name: str, src: Obj, mode: int
+    ) -> dict[str, tuple[bytes, int]]:
         obj = self.cache.get(kind, ns, name)
         optional = bool(src.get("optional"))
         if obj is None:
@@ -296,7 +329,11 @@ class Kubelet:
             if it["key"] not in data:
                 if optional:
                     continue
-                raise MountError(f'configmap references non-existent config key: {it["key"]}' if kind == "ConfigMap" else f"references non-existent secret key: {it['key']}")
+                raise MountError(
+                    f"configmap references non-existent config key: {it['key']}"
+                    if kind == "ConfigMap"
+                    else f"references non-existent secret key: {it['key']}"
+                )
             out[it.get("path", it["key"])] = (data[it["key"]], it.get("mode", mode))
         return out
 
@@ -304,7 +341,10 @@ class Kubelet:
         out = {}
         for it in src.get("items") or []:
             if "fieldRef" in it:
-                out[it["path"]] = (field_value(pod, it["fieldRef"].get("fieldPath", "")).encode(), it.get("mode", mode))
+                out[it["path"]] = (
+                    field_value(pod, it["fieldRef"].get("fieldPath", "")).encode(),
+                    it.get("mode", mode),
+                )
         return out
 
     # -- containers --------------------------------------------------------------------
@@ -316,7 +356,10 @@ class Kubelet:
         while not rt.stopping:
             image = c.get("image", "")
             if any(m in image for m in knobs.bad_image_markers):
-                crt.state, crt.reason = "waiting", "ErrImagePull" if crt.reason != "ErrImagePull" else "ImagePullBackOff"
+                crt.state, crt.reason = (
+                    "waiting",
+                    "ErrImagePull" if crt.reason != "ErrImagePull" else "ImagePullBackOff",
+                )
                 crt.message = (
                     f'failed to pull and unpack image "{image}": failed to resolve reference "{image}": not found'
                     if crt.reason == "ErrImagePull"
@@ -400,11 +443,15 @@ class Kubelet:
                 if ref.get("key") not in data:
                     if ref.get("optional"):
                         break
-                    raise ConfigError(f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}")
+                    raise ConfigError(
+                        f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}"
+                    )
                 env[name] = data[ref["key"]].decode(errors="replace")
         return env
 
-    async def _launch(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]) -> None:
+    async def _launch(
+        self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]
+    ) -> None:
         full_env = {
             "PATH": DEFAULT_PATH,
             "HOSTNAME": rt.name,
@@ -416,8 +463,15 @@ class Kubelet:
         image = crt.image
         if any(m in image for m in self.cluster.knobs.crash_image_markers):
             argv = ["/bin/sh", "-c", "echo 'fatal: configuration invalid' >&2; sleep 0.2; exit 1"]
-        elif not argv or shell_less(image) or not resolve_binary(argv[0], "/", full_env.get("PATH", DEFAULT_PATH)):
-            argv = ["/usr/bin/sleep", "infinity"]  # stand-in for an entrypoint the host does not have
+        elif (
+            not argv
+            or shell_less(image)
+            or not resolve_binary(argv[0], "/", full_env.get("PATH", DEFAULT_PATH))
+        ):
+            argv = [
+                "/usr/bin/sleep",
+                "infinity",
+            ]  # stand-in for an entrypoint the host does not have
         cdir = rt.dir / "containers" / c["name"] / str(crt.restarts)
         for sub in ("upper", "work", "merged"):
             (cdir / sub).mkdir(parents=True, exist_ok=True)
@@ -441,25 +495,43 @@ class Kubelet:
                 if src.is_dir():
                     lines.append(f"/usr/bin/mkdir -p {q}")
                 else:
-                    lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}")
+                    lines.append(
+                        f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}"
+                    )
                 lines.append(f"/usr/bin/mount --bind {shlex.quote(str(src))} {q}")
             else:
-                lines.append(f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}")
+                lines.append(
+                    f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}"
+                )
             if vm.get("readOnly"):
                 lines.append(f"/usr/bin/mount -o remount,bind,ro {q}")
         wd = c.get("workingDir")
         if wd:
-            lines.append(f"exec /usr/sbin/chroot {shlex.quote(str(merged))} /bin/sh -c 'cd \"$0\" && exec \"$@\"' {shlex.quote(wd)} {' '.join(shlex.quote(a) for a in argv)}")
+            lines.append(
+                f'exec /usr/sbin/chroot {shlex.quote(str(merged))} /bin/sh -c \'cd "$0" && exec "$@"\' {shlex.quote(wd)} {" ".join(shlex.quote(a) for a in argv)}'
+            )
         else:
-            lines.append(f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {' '.join(shlex.quote(a) for a in argv)}")
+            lines.append(
+                f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {' '.join(shlex.quote(a) for a in argv)}"
+            )
         log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         fh = log.open("wb")
         try:
             proc = await asyncio.create_subprocess_exec(
-                "/usr/bin/unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", "\n".join(lines),
-                stdin=asyncio.subprocess.DEVNULL, stdout=fh, stderr=asyncio.subprocess.STDOUT,
-                env=full_env, start_new_session=True,
+                "/usr/bin/unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "--",
+                "/bin/sh",
+                "-c",
+                "\n".join(lines),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fh,
+                stderr=asyncio.subprocess.STDOUT,
+                env=full_env,
+                start_new_session=True,
             )
         finally:
             fh.close()
@@ -506,13 +578,19 @@ class Kubelet:
     # -- termination -------------------------------------------------------------------
     async def _kill(self, rt: PodRuntime, *, grace: float) -> None:
         rt.stopping = True
-        procs = [c.proc for c in rt.containers.values() if c.proc is not None and c.proc.returncode is None]
+        procs = [
+            c.proc
+            for c in rt.containers.values()
+            if c.proc is not None and c.proc.returncode is None
+        ]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
         if procs:
             try:
-                await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), timeout=max(grace, 0.05))
+                await asyncio.wait_for(
+                    asyncio.gather(*(p.wait() for p in procs)), timeout=max(grace, 0.05)
+                )
             except TimeoutError:
                 for p in procs:
                     with contextlib.suppress(ProcessLookupError):
@@ -541,7 +619,12 @@ class Kubelet:
             elif crt.state == "terminated":
                 state = {"terminated": dict(crt.last_exit or {})}
             else:
-                state = {"waiting": {"reason": crt.reason, **({"message": crt.message} if crt.message else {})}}
+                state = {
+                    "waiting": {
+                        "reason": crt.reason,
+                        **({"message": crt.message} if crt.message else {}),
+                    }
+                }
             st: Obj = {
                 "name": c["name"],
                 "image": crt.image,
@@ -583,7 +666,11 @@ class Kubelet:
             ]
             status["phase"] = "Running" if running else status.get("phase", "Pending")
             if all(c.state == "terminated" for c in rt.containers.values()) and rt.containers:
-                status["phase"] = "Succeeded" if all((c.last_exit or {}).get("exitCode") == 0 for c in rt.containers.values()) else "Failed"
+                status["phase"] = (
+                    "Succeeded"
+                    if all((c.last_exit or {}).get("exitCode") == 0 for c in rt.containers.values())
+                    else "Failed"
+                )
             status["hostIP"] = f"172.18.0.{self.index + 1}"
             status["podIP"] = rt.ip
             status["podIPs"] = [{"ip": rt.ip}]
@@ -595,6 +682,7 @@ class Kubelet:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
 
 def expand(s: str, env: dict[str, str]) -> str:
     """Kubernetes `$(VAR)` expansion; `$$` escapes, unknown references stay as written."""

@@ -20,12 +20,24 @@ def _doc(group: str, version: str) -> dict[str, Any]:
         if r.group != group or r.version != version:
             continue
         base = f"/{_gv_path(group, version)}"
-        item = f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}" if r.namespaced else f"{base}/{r.plural}/{{name}}"
+        item = (
+            f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}"
+            if r.namespaced
+            else f"{base}/{r.plural}/{{name}}"
+        )
         gvk = {"group": group, "version": version, "kind": r.kind}
         params = [
-            {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {
+                "name": "fieldValidation",
+                "in": "query",
+                "schema": {"type": "string", "uniqueItems": True},
+            },
             {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-            {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {
+                "name": "fieldManager",
+                "in": "query",
+                "schema": {"type": "string", "uniqueItems": True},
+            },
         ]
         op = {
             "operationId": f"patch{r.kind}",
@@ -34,10 +46,20 @@ def _doc(group: str, version: str) -> dict[str, Any]:
             "x-kubernetes-action": "patch",
             "x-kubernetes-group-version-kind": gvk,
         }
-        paths[item] = {"patch": op, "put": {**op, "operationId": f"replace{r.kind}", "x-kubernetes-action": "put"}}
+        paths[item] = {
+            "patch": op,
+            "put": {**op, "operationId": f"replace{r.kind}", "x-kubernetes-action": "put"},
+        }
         coll = item.rsplit("/", 1)[0]
-        paths[coll] = {"post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}}
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.4"}, "paths": paths, "components": {"schemas": {}}}
+        paths[coll] = {
+            "post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}
+        }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.4"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }
 
 
 def documents() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

@@ -45,7 +45,11 @@ def strategic_merge_patch(target: Any, patch: Any, field: str = "") -> Any:
             return None
         out = copy.deepcopy(target) if isinstance(target, dict) else {}
         for k, v in patch.items():
-            if k.startswith("$setElementOrder/") or k.startswith("$deleteFromPrimitiveList/") or k == "$retainKeys":
+            if (
+                k.startswith("$setElementOrder/")
+                or k.startswith("$deleteFromPrimitiveList/")
+                or k == "$retainKeys"
+            ):
                 continue
             if v is None:
                 out.pop(k, None)
@@ -69,7 +73,9 @@ def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
         if not isinstance(item, dict) or key not in item:
             out.append(copy.deepcopy(item))
             continue
-        idx = next((i for i, t in enumerate(out) if isinstance(t, dict) and t.get(key) == item[key]), None)
+        idx = next(
+            (i for i, t in enumerate(out) if isinstance(t, dict) and t.get(key) == item[key]), None
+        )
         if item.get("$patch") == "delete":
             if idx is not None:
                 out.pop(idx)
@@ -96,7 +102,11 @@ def json_patch(target: Any, ops: list[dict[str, Any]]) -> Any:
             doc = _remove(doc, path)
         elif kind == "test":
             if _get(doc, path) != op.get("value"):
-                raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: testing value {op.get('path')} failed")
+                raise ApiError(
+                    422,
+                    "Invalid",
+                    f"the server rejected our request due to an error in our request: testing value {op.get('path')} failed",
+                )
         elif kind in ("move", "copy"):
             src = _pointer(op.get("from", ""))
             val = copy.deepcopy(_get(doc, src))
@@ -112,7 +122,11 @@ def _pointer(p: str) -> list[str]:
     if p == "":
         return []
     if not p.startswith("/"):
-        raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: invalid path {p}")
+        raise ApiError(
+            422,
+            "Invalid",
+            f"the server rejected our request due to an error in our request: invalid path {p}",
+        )
     return [s.replace("~1", "/").replace("~0", "~") for s in p[1:].split("/")]
 
 
@@ -121,7 +135,7 @@ def _missing(parts: list[str]) -> ApiError:
     return ApiError(
         422,
         "Invalid",
-        f"the server rejected our request due to an error in our request: doc is missing path: \"{path}\": missing value",
+        f'the server rejected our request due to an error in our request: doc is missing path: "{path}": missing value',
     )
 
 
@@ -179,7 +193,9 @@ def apply_patch(target: dict[str, Any], body: bytes, content_type: str) -> dict[
     ct = content_type.split(";")[0].strip()
     if ct == "application/json-patch+json":
         if not isinstance(patch, list):
-            raise ApiError.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+            raise ApiError.bad_request(
+                "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+            )
         result = json_patch(target, patch)
     elif ct == "application/merge-patch+json":
         result = merge_patch(target, patch)
@@ -188,13 +204,18 @@ def apply_patch(target: dict[str, Any], body: bytes, content_type: str) -> dict[
     elif ct == "application/apply-patch+yaml":
         result = merge_patch(target, patch)
     else:
-        raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json")
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+        )
     if not isinstance(result, dict):
         raise ApiError.bad_request("patch result is not an object")
     return result
 
 
 # -- selectors ---------------------------------------------------------------
+
 
 def parse_label_selector(sel: str) -> list[tuple[str, str, list[str]]]:
     """`a=b,c!=d,e in (x,y),!f,g` → (key, op, values)."""
@@ -258,7 +279,9 @@ def labels_match(labels: dict[str, str], reqs: list[tuple[str, str, list[str]]])
 def selector_from_match(match: dict[str, Any] | None) -> list[tuple[str, str, list[str]]]:
     """A LabelSelector object (`matchLabels`, `matchExpressions`) as requirements."""
     match = match or {}
-    reqs: list[tuple[str, str, list[str]]] = [(k, "=", [v]) for k, v in (match.get("matchLabels") or {}).items()]
+    reqs: list[tuple[str, str, list[str]]] = [
+        (k, "=", [v]) for k, v in (match.get("matchLabels") or {}).items()
+    ]
     for e in match.get("matchExpressions") or []:
         op = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}[e["operator"]]
         reqs.append((e["key"], op, list(e.get("values") or [])))

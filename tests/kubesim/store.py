@@ -83,7 +83,9 @@ class Store:
             meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
         name = meta.get("name")
         if not name:
-            raise ApiError.invalid(res.kind, "", "metadata.name", "Required value: name or generateName is required")
+            raise ApiError.invalid(
+                res.kind, "", "metadata.name", "Required value: name or generateName is required"
+            )
         key = self._key(res, namespace, name)
         if key in self.objects:
             raise ApiError.already_exists(res, name)
@@ -124,7 +126,13 @@ class Store:
         meta = new.setdefault("metadata", {})
         _drop_nulls(meta)
         # Server-owned metadata is never taken from the client.
-        for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        for k in (
+            "uid",
+            "creationTimestamp",
+            "namespace",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ):
             if k in cur["metadata"]:
                 meta[k] = cur["metadata"][k]
             else:
@@ -139,13 +147,12 @@ class Store:
         elif "status" in cur and res.kind in _GENERATION_KINDS | {"Pod"}:
             # The main resource ignores status changes (status subresource semantics).
             new["status"] = copy.deepcopy(cur["status"])
-        if res.kind == "ConfigMap" or res.kind == "Secret":
-            if cur.get("immutable"):
-                for fld in ("data", "binaryData") if res.kind == "ConfigMap" else ("data",):
-                    if (new.get(fld) or {}) != (cur.get(fld) or {}):
-                        raise ApiError.immutable(res.kind, name, fld)
-                if not new.get("immutable"):
-                    raise ApiError.immutable(res.kind, name, "immutable")
+        if (res.kind == "ConfigMap" or res.kind == "Secret") and cur.get("immutable"):
+            for fld in ("data", "binaryData") if res.kind == "ConfigMap" else ("data",):
+                if (new.get(fld) or {}) != (cur.get(fld) or {}):
+                    raise ApiError.immutable(res.kind, name, fld)
+            if not new.get("immutable"):
+                raise ApiError.immutable(res.kind, name, "immutable")
         if res.kind in _GENERATION_KINDS:
             gen = cur["metadata"].get("generation", 1)
             if new.get("spec") != cur.get("spec"):
@@ -168,7 +175,15 @@ class Store:
         self._emit("DELETED", res, namespace, gone, cur)
         return gone
 
-    def mutate(self, res: Resource, namespace: str, name: str, fn: Callable[[Obj], None], *, status: bool = False) -> Obj | None:
+    def mutate(
+        self,
+        res: Resource,
+        namespace: str,
+        name: str,
+        fn: Callable[[Obj], None],
+        *,
+        status: bool = False,
+    ) -> Obj | None:
         """Controller-side read-modify-write; silently skips objects that are gone."""
         cur = self.find(res, namespace, name)
         if cur is None:

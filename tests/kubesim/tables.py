@@ -118,7 +118,13 @@ def _node_row(o: Obj) -> list[Any]:
     if (o.get("spec") or {}).get("unschedulable"):
         status += ",SchedulingDisabled"
     info = (o.get("status") or {}).get("nodeInfo") or {}
-    return [o["metadata"]["name"], status, "<none>", human_age(o["metadata"].get("creationTimestamp")), info.get("kubeletVersion", "")]
+    return [
+        o["metadata"]["name"],
+        status,
+        "<none>",
+        human_age(o["metadata"].get("creationTimestamp")),
+        info.get("kubeletVersion", ""),
+    ]
 
 
 COLUMNS: dict[str, tuple[list[Obj], Any]] = {
@@ -172,7 +178,12 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
     ),
     "secrets": (
         [_col("Name", fmt="name"), _col("Type"), _col("Data", "integer"), _col("Age")],
-        lambda o: [o["metadata"]["name"], o.get("type", "Opaque"), len(o.get("data") or {}), human_age(o["metadata"].get("creationTimestamp"))],
+        lambda o: [
+            o["metadata"]["name"],
+            o.get("type", "Opaque"),
+            len(o.get("data") or {}),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
     ),
     "nodes": (
         [_col("Name", fmt="name"), _col("Status"), _col("Roles"), _col("Age"), _col("Version")],
@@ -180,7 +191,11 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
     ),
     "namespaces": (
         [_col("Name", fmt="name"), _col("Status"), _col("Age")],
-        lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", "Active"), human_age(o["metadata"].get("creationTimestamp"))],
+        lambda o: [
+            o["metadata"]["name"],
+            (o.get("status") or {}).get("phase", "Active"),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
     ),
     "events": (
         [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")],
@@ -198,7 +213,10 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
     cols, row = COLUMNS.get(
         res.plural,
-        ([_col("Name", fmt="name"), _col("Age")], lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))]),
+        (
+            [_col("Name", fmt="name"), _col("Age")],
+            lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
+        ),
     )
     rows = []
     for o in items:
@@ -207,7 +225,11 @@ def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -
         elif include == "None":
             embedded = {}
         else:
-            embedded = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}
+            embedded = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o["metadata"],
+            }
         rows.append({"cells": row(o), "object": embedded})
     return {
         "kind": "Table",

@@ -43,12 +43,17 @@ def make_certs(directory: Path) -> tuple[Path, Path, Path]:
         .not_valid_after(now + dt.timedelta(days=2))
         .add_extension(
             x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.DNSName("kubernetes.default.svc"),
-                 x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                [
+                    x509.DNSName("localhost"),
+                    x509.DNSName("kubernetes.default.svc"),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                ]
             ),
             critical=False,
         )
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
         .sign(ca_key, hashes.SHA256())
     )
     directory.mkdir(parents=True, exist_ok=True)
@@ -56,7 +61,11 @@ def make_certs(directory: Path) -> tuple[Path, Path, Path]:
     ca_p.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     crt_p.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_p.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
     )
     key_p.chmod(0o600)
     return ca_p, crt_p, key_p

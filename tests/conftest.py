@@ -1,0 +1,69 @@
+"""Fixtures: a kubesim cluster per test, and the real kubectl pointed at it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kubesim.cluster import Cluster, Knobs
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+
+
+@pytest.fixture
+def knobs() -> Knobs:
+    return Knobs(sync_period=1.0)
+
+
+@pytest.fixture
+def cluster(knobs: Knobs, tmp_path: Path) -> Iterator[Cluster]:
+    c = Cluster(nodes=3, knobs=knobs, root=str(tmp_path / "kubesim")).start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture
+def kubeconfig(cluster: Cluster, tmp_path: Path) -> str:
+    return cluster.write_kubeconfig(tmp_path / "admin.kubeconfig")
+
+
+class Kubectl:
+    def __init__(self, kubeconfig: str, cache: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.cache = cache
+
+    def run(
+        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": str(self.cache)}
+        proc = subprocess.run(
+            [KUBECTL, "--cache-dir", str(self.cache / "cache"), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            input=input,
+            timeout=timeout,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr}"
+            )
+        return proc
+
+    def __call__(self, *args: str, **kw: object) -> str:
+        return self.run(*args, **kw).stdout  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def kubectl(kubeconfig: str, tmp_path: Path) -> Kubectl:
+    if not Path(KUBECTL).exists():
+        pytest.fail("the real kubectl is required at /usr/bin/kubectl")
+    (tmp_path / "kubectl-home").mkdir()
+    return Kubectl(kubeconfig, tmp_path / "kubectl-home")
