@@ -38,15 +38,12 @@ def _file_check(expected: ExpectedFile, actual: str | None) -> CheckResult:
     detail = f"content differs from {_origin_phrase(expected)}"
     if not expected.secret:
         detail += (
-            f" (expected {expected.sha256.lower()[:SHORT_DIGEST]},"
-            f" found {actual.lower()[:SHORT_DIGEST]})"
+            f" (expected {expected.sha256.lower()[:SHORT_DIGEST]}, found {actual.lower()[:SHORT_DIGEST]})"
         )
     return CheckResult("file", expected.path, CheckStatus.MISMATCH, detail)
 
 
-def _judge_container(
-    observation: ContainerObservation, expectations: Expectations
-) -> ContainerVerdict:
+def _judge_container(observation: ContainerObservation, expectations: Expectations) -> ContainerVerdict:
     if observation.error is not None:
         return ContainerVerdict(observation.container, (), observation.error)
     checks = [

@@ -112,9 +112,7 @@ class ContainerVerdict:
     def status(self) -> CheckStatus:
         if self.error is not None:
             return CheckStatus.UNINSPECTABLE
-        return max(
-            (c.status for c in self.checks), key=SEVERITY.__getitem__, default=CheckStatus.OK
-        )
+        return max((c.status for c in self.checks), key=SEVERITY.__getitem__, default=CheckStatus.OK)
 
 
 @dataclass(frozen=True)
@@ -128,9 +126,7 @@ class PodVerdict:
     def status(self) -> CheckStatus:
         if self.error is not None:
             return CheckStatus.UNINSPECTABLE
-        return max(
-            (c.status for c in self.containers), key=SEVERITY.__getitem__, default=CheckStatus.OK
-        )
+        return max((c.status for c in self.containers), key=SEVERITY.__getitem__, default=CheckStatus.OK)
 
 
 @dataclass(frozen=True)

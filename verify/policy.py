@@ -24,9 +24,7 @@ def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
         if pod.error is not None:
             errors.append((f"pod {pod.name}", pod.error))
         errors.extend(
-            (f"pod {pod.name} container {c.name}", c.error)
-            for c in pod.containers
-            if c.error is not None
+            (f"pod {pod.name} container {c.name}", c.error) for c in pod.containers if c.error is not None
         )
         found.extend(f"{where}: {err.reason}" for where, err in errors if err.permanent)
     return found

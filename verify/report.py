@@ -47,9 +47,7 @@ def _check_phrase(check: CheckResult) -> str:
         return f"lacks env {check.target}"
     if check.status is CheckStatus.MISSING:
         return (
-            f"lacks file {check.target} ({check.detail})"
-            if check.detail
-            else (f"lacks file {check.target}")
+            f"lacks file {check.target} ({check.detail})" if check.detail else (f"lacks file {check.target}")
         )
     detail = check.detail.removeprefix("content ")
     return f"file {check.target} {detail}" if detail else f"file {check.target} differs"
@@ -81,9 +79,7 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
                 lines.append(f"{head} cannot be inspected: {container.error.reason}")
                 continue
             lines.extend(
-                f"{head} {_check_phrase(c)}"
-                for c in container.checks
-                if c.status is not CheckStatus.OK
+                f"{head} {_check_phrase(c)}" for c in container.checks if c.status is not CheckStatus.OK
             )
     return lines
 

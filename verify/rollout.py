@@ -135,22 +135,17 @@ def select_current_pods(
     current = [
         rs
         for rs in replicasets
-        if _owned_by(rs, uid)
-        and _str(_dict(rs, "metadata", "annotations"), REVISION_ANNOTATION) == revision
+        if _owned_by(rs, uid) and _str(_dict(rs, "metadata", "annotations"), REVISION_ANNOTATION) == revision
     ]
     if not current:
-        return PodSelection(
-            revision, "", "", (), (f"{label}: no ReplicaSet for revision {revision}",)
-        )
+        return PodSelection(revision, "", "", (), (f"{label}: no ReplicaSet for revision {revision}",))
     rs = current[0]
     rs_meta = _dict(rs, "metadata")
     rs_name = _str(rs_meta, "name")
     rs_uid = _str(rs_meta, "uid")
     template_hash = _str(_dict(rs_meta, "labels"), TEMPLATE_HASH_LABEL)
 
-    template_spec = _dict(rs, "spec", "template", "spec") or _dict(
-        deployment, "spec", "template", "spec"
-    )
+    template_spec = _dict(rs, "spec", "template", "spec") or _dict(deployment, "spec", "template", "spec")
     template_containers = _container_names(template_spec)
     permanent: list[str] = []
     unknown = [c for c in containers if c not in template_containers]
@@ -188,9 +183,7 @@ def select_current_pods(
     problems: list[str] = []
     wanted = _replicas(deployment)
     if len(targets) != wanted:
-        problems.append(
-            f"{label}: expected {wanted} pods of revision {revision}, found {len(targets)}"
-        )
+        problems.append(f"{label}: expected {wanted} pods of revision {revision}, found {len(targets)}")
     return PodSelection(
         revision=revision,
         replicaset=rs_name,

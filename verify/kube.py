@@ -1,0 +1,207 @@
+"""Building the clients: httpx for REST and watches, the official client for exec.
+
+Errors leave this module as `KubeError` carrying only the Status `message`, never the raw
+response (headers and bodies may hold tokens)."""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from verify import retry
+
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+class KubeError(Exception):
+    """A request the cluster refused or could not answer; `str()` is safe to print."""
+
+    def __init__(self, message: str, *, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class KubeConfigError(Exception):
+    """The kubeconfig/in-cluster configuration cannot be loaded: bad input, exit 2."""
+
+
+@dataclass
+class Connection:
+    host: str
+    namespace: str
+    configuration: Any  # kubernetes.client.Configuration, for exec
+    http: httpx.Client
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 32) -> Connection:
+    """Load credentials as kubectl would: explicit file/context, else in-cluster, else $KUBECONFIG."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    cfg = client.Configuration()
+    namespace = "default"
+    try:
+        if (
+            kubeconfig is None
+            and context is None
+            and os.path.exists(f"{SA_DIR}/token")
+            and os.environ.get("KUBERNETES_SERVICE_HOST")
+        ):
+            config.load_incluster_config(client_configuration=cfg)
+            with open(f"{SA_DIR}/namespace") as fh:
+                namespace = fh.read().strip() or "default"
+        else:
+            path = (
+                kubeconfig
+                or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+                or os.path.expanduser("~/.kube/config")
+            )
+            if not os.path.exists(path):
+                raise KubeConfigError(
+                    f"--kubeconfig: file {path} does not exist; "
+                    "pass --kubeconfig or set KUBECONFIG (VERIFY_KUBECONFIG)"
+                )
+            config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
+            _, active = config.list_kube_config_contexts(config_file=path)
+            if context:
+                contexts, _ = config.list_kube_config_contexts(config_file=path)
+                active = next((c for c in contexts if c.get("name") == context), active)
+            namespace = (active or {}).get("context", {}).get("namespace") or "default"
+    except ConfigException as e:
+        first = str(e).splitlines()[0] if str(e) else "invalid configuration"
+        raise KubeConfigError(
+            f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
+        ) from None
+    headers = {"Accept": "application/json", "User-Agent": "rollout-verify/0.1"}
+    verify: ssl.SSLContext | bool = False
+    if cfg.verify_ssl:
+        verify = (
+            ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+            if cfg.ssl_ca_cert
+            else ssl.create_default_context()
+        )
+        if cfg.cert_file:
+            verify.load_cert_chain(cfg.cert_file, cfg.key_file)
+    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
+    http = httpx.Client(
+        auth=_ConfigAuth(cfg),
+        base_url=cfg.host,
+        headers=headers,
+        verify=verify,
+        limits=limits,
+        timeout=httpx.Timeout(30.0),
+    )
+    return Connection(host=cfg.host, namespace=namespace, configuration=cfg, http=http)
+
+
+class _ConfigAuth(httpx.Auth):
+    """The client Configuration's bearer token, asked for per request so refresh hooks work."""
+
+    def __init__(self, cfg: Any) -> None:
+        self.cfg = cfg
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        token = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
+        if token:
+            request.headers["Authorization"] = token
+        elif self.cfg.username and self.cfg.password:
+            request.headers["Authorization"] = self.cfg.get_basic_auth_token()
+        yield request
+
+
+def status_message(body: bytes | str, fallback: str) -> tuple[str, str]:
+    """(message, reason) from a Kubernetes Status body; never the raw body."""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return fallback, ""
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return data["message"], str(data.get("reason", ""))
+    return fallback, ""
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    v = resp.headers.get("Retry-After")
+    try:
+        return float(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+class Api:
+    """REST calls with the one retry policy and the run's deadline."""
+
+    def __init__(self, conn: Connection, deadline: retry.Deadline) -> None:
+        self.conn = conn
+        self.deadline = deadline
+        self.requests = 0
+
+    def _once(self, method: str, path: str, **kw: Any) -> Any:
+        self.requests += 1
+        timeout = min(30.0, max(self.deadline.remaining(), 0.1))
+        try:
+            resp = self.conn.http.request(method, path, timeout=timeout, **kw)
+        except httpx.TransportError as e:
+            raise retry.Transient(
+                f"cannot reach the API server at {self.conn.host}: {type(e).__name__}"
+            ) from None
+        if resp.status_code < 400:
+            return resp.json()
+        msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
+        if retry.retryable_status(resp.status_code):
+            raise retry.Transient(f"{msg} (HTTP {resp.status_code})", retry_after=_retry_after(resp))
+        raise KubeError(msg, status=resp.status_code, reason=reason)
+
+    def request(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            return retry.call(lambda: self._once(method, path, **kw), deadline=self.deadline)
+        except retry.Transient as e:
+            raise KubeError(f"{e} (gave up at the deadline)", status=503) from None
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def patch(self, path: str, body: Any, content_type: str) -> Any:
+        return self.request("PATCH", path, content=json.dumps(body), headers={"Content-Type": content_type})
+
+    @contextmanager
+    def watch(self, path: str, **params: Any) -> Iterator[Iterator[dict[str, Any]]]:
+        """A watch stream as decoded events; transport errors end it (the caller resumes)."""
+        self.requests += 1
+        read = max(self.deadline.remaining(), 0.1) + 5
+        try:
+            with self.conn.http.stream(
+                "GET",
+                path,
+                params={**params, "watch": "true"},
+                timeout=httpx.Timeout(30.0, read=read),
+            ) as resp:
+                if resp.status_code >= 400:
+                    resp.read()
+                    msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
+                    if retry.retryable_status(resp.status_code):
+                        raise retry.Transient(msg, retry_after=_retry_after(resp))
+                    raise KubeError(msg, status=resp.status_code, reason=reason)
+                yield _events(resp)
+        except httpx.TransportError as e:
+            raise retry.Transient(f"watch interrupted: {type(e).__name__}") from None
+
+
+def _events(resp: httpx.Response) -> Iterator[dict[str, Any]]:
+    try:
+        for line in resp.iter_lines():
+            if line.strip():
+                yield json.loads(line)
+    except (httpx.TransportError, httpx.StreamError):
+        return

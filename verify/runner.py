@@ -1,0 +1,204 @@
+"""The job itself: wait, select, inspect, judge, restart at most once, inspect again."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from verify import kube, retry
+from verify.config import Settings
+from verify.inspect import Inspector
+from verify.judge import judge_attempt
+from verify.model import AttemptVerdict, Expectations, ExpectedFile, FileSpec
+from verify.policy import decide
+from verify.report import RunResult, WorkloadResult
+from verify.rollout import select_current_pods, waiting_reasons
+from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT = 0, 1, 2, 3, 4
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+Log = Callable[[str], None]
+
+
+class SourceError(Exception):
+    """An expected file's source object or key does not exist: the expectation cannot be read."""
+
+
+@dataclass
+class Run:
+    """Mutable state of one run; `restarts` is checked before any patch is sent."""
+
+    settings: Settings
+    namespace: str
+    api: kube.Api
+    inspector: Inspector
+    log: Log
+    restarts: int = 0
+    attempts: list[AttemptVerdict] = field(default_factory=list)
+
+
+def resolve_expectations(
+    *, api: kube.Api, namespace: str, env: list[str], files: list[FileSpec]
+) -> Expectations:
+    """Expected digests, read from the live ConfigMaps/Secrets; Secret values are hashed at once."""
+    out: list[ExpectedFile] = []
+    cache: dict[tuple[str, str], dict[str, Any]] = {}
+    for spec in files:
+        if spec.source == "sha256":
+            out.append(ExpectedFile(path=spec.path, sha256=spec.digest.lower(), origin="sha256"))
+            continue
+        plural = "configmaps" if spec.source == "configmap" else "secrets"
+        key = (plural, spec.name)
+        if key not in cache:
+            try:
+                cache[key] = api.get(f"/api/v1/namespaces/{namespace}/{plural}/{spec.name}")
+            except kube.KubeError as e:
+                if e.status == 404:
+                    raise SourceError(
+                        f"{spec.source} {spec.name} (for {spec.path}) does not exist in namespace {namespace}"
+                    ) from None
+                raise
+        obj = cache[key]
+        if spec.source == "configmap":
+            data = obj.get("data") or {}
+            binary = obj.get("binaryData") or {}
+            if spec.key in data:
+                raw = str(data[spec.key]).encode()
+            elif spec.key in binary:
+                raw = base64.b64decode(binary[spec.key])
+            else:
+                raise SourceError(f"configmap {spec.name} has no key {spec.key} (for {spec.path})")
+        else:
+            sdata = obj.get("data") or {}
+            if spec.key not in sdata:
+                raise SourceError(f"secret {spec.name} has no key {spec.key} (for {spec.path})")
+            raw = base64.b64decode(sdata[spec.key])
+        out.append(
+            ExpectedFile(
+                path=spec.path,
+                sha256=hashlib.sha256(raw).hexdigest(),
+                origin=f"{spec.source} {spec.name}/{spec.key}",
+                secret=spec.source == "secret",
+            )
+        )
+        del raw
+    return Expectations(env=tuple(env), files=tuple(out))
+
+
+def _selector(dep: dict[str, Any]) -> str:
+    ml = (dep.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(ml.items()))
+
+
+def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
+    """One pass over the pods of the current revision: one list each, one exec per container."""
+    s, ns, api = run.settings, run.namespace, run.api
+    sel = _selector(dep)
+    rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+    pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
+    selection = select_current_pods(deployment=dep, replicasets=rss, pods=pods, containers=s.containers)
+    expectations = resolve_expectations(
+        api=api, namespace=ns, env=list(s.expect_env), files=list(s.expect_file)
+    )
+    run.log(
+        f"deployment {s.deployment}: inspecting {len(selection.pods)} pods of revision {selection.revision}"
+    )
+    observations = run.inspector.inspect(namespace=ns, pods=selection.pods, expectations=expectations)
+    return judge_attempt(
+        selection_revision=selection.revision,
+        observations=observations,
+        expectations=expectations,
+        problems=selection.problems,
+        permanent_problems=selection.permanent_problems,
+    )
+
+
+def restart(run: Run, dep: dict[str, Any]) -> None:
+    """Exactly what `kubectl rollout restart` sends; refuses a second call."""
+    if run.restarts >= 1:
+        raise RuntimeError("a restart was already issued in this run")
+    name = run.settings.deployment
+    if dep.get("spec", {}).get("paused"):
+        raise kube.KubeError(
+            f"deployments.apps/{name} can't restart paused deployment (run rollout resume first)",
+            status=409,
+        )
+    run.restarts += 1
+    now = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
+    body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}}}
+    run.api.patch(deployment_path(run.namespace, name), body, "application/strategic-merge-patch+json")
+    run.log(f"deployment {name}: restarted (once), waiting for the new rollout")
+
+
+def _rollout_failure(run: Run, exc: RolloutNotComplete) -> str:
+    reasons: list[str] = []
+    try:
+        pods = run.api.get(
+            f"/api/v1/namespaces/{run.namespace}/pods", labelSelector=_selector(exc.deployment)
+        )["items"]
+        reasons = waiting_reasons(pods=pods)
+    except kube.KubeError:
+        pass
+    msg = exc.message
+    if reasons:
+        msg += "; " + "; ".join(reasons[:10])
+    return msg
+
+
+def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> RunResult:
+    """Run the whole verification; every outcome is a RunResult (the CLI maps it to an exit)."""
+    deadline = retry.Deadline(settings.timeout)
+    ns = settings.namespace or connection.namespace
+    api = kube.Api(connection, deadline)
+    inspector = Inspector(
+        configuration=connection.configuration,
+        exec_timeout=settings.exec_timeout,
+        concurrency=settings.concurrency,
+    )
+    run = Run(settings=settings, namespace=ns, api=api, inspector=inspector, log=log)
+
+    def result(
+        kind: Literal["passed", "failed", "error"], code: int, message: str, error: str | None = None
+    ) -> RunResult:
+        wl = WorkloadResult(
+            kind="deployment",
+            namespace=ns,
+            name=settings.deployment,
+            attempts=tuple(run.attempts),
+            restarted=run.restarts > 0,
+            error=error,
+        )
+        return RunResult(
+            result=kind,
+            exit_code=code,
+            restarted=run.restarts > 0,
+            workloads=(wl,),
+            message=message,
+        )
+
+    try:
+        while True:
+            log(f"deployment {settings.deployment}: waiting for the rollout in namespace {ns}")
+            dep = wait_for_rollout(api=api, namespace=ns, name=settings.deployment)
+            verdict = attempt(run, dep)
+            run.attempts.append(verdict)
+            decision = decide(verdict=verdict, restarts_done=run.restarts, restart_mode=settings.restart)
+            if decision.action == "pass":
+                return result("passed", EXIT_OK, decision.reason)
+            if decision.action == "fail":
+                return result("failed", EXIT_FAILED, decision.reason)
+            log(f"deployment {settings.deployment}: {decision.reason}")
+            restart(run, dep)
+    except RolloutNotComplete as e:
+        msg = _rollout_failure(run, e)
+        return result("error", EXIT_ROLLOUT, msg, error=f"rollout did not complete: {msg}")
+    except SourceError as e:
+        return result("error", EXIT_UNREADABLE, str(e), error=str(e))
+    except kube.KubeError as e:
+        msg = f"cannot read or patch the workload: {e}" if e.status == 403 else str(e)
+        return result("error", EXIT_UNREADABLE, msg, error=msg)

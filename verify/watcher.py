@@ -1,0 +1,79 @@
+"""Waiting for a Deployment rollout with a watch (no polling), judged by `rollout.rollout_state`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from verify import retry
+from verify.kube import Api, KubeError
+from verify.rollout import rollout_state
+
+
+@dataclass
+class RolloutNotComplete(Exception):
+    """The rollout failed (progress deadline) or the run's deadline ran out first: exit 4."""
+
+    message: str
+    deployment: dict[str, Any]
+
+
+def deployment_path(namespace: str, name: str = "") -> str:
+    base = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    return f"{base}/{name}" if name else base
+
+
+def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
+    """Return the Deployment once kubectl would call it rolled out; raise RolloutNotComplete."""
+    dep: dict[str, Any] = api.get(deployment_path(namespace, name))
+    while True:
+        state = rollout_state(deployment=dep)
+        if state.done:
+            return dep
+        if state.failed:
+            raise RolloutNotComplete(state.message, dep)
+        remaining = api.deadline.remaining()
+        if remaining <= 0:
+            raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
+        rv = dep["metadata"]["resourceVersion"]
+        try:
+            with api.watch(
+                deployment_path(namespace),
+                fieldSelector=f"metadata.name={name}",
+                resourceVersion=rv,
+                allowWatchBookmarks="true",
+                timeoutSeconds=str(max(1, min(int(remaining) + 1, 300))),
+            ) as events:
+                for ev in events:
+                    obj = ev.get("object") or {}
+                    typ = ev.get("type")
+                    if typ == "ERROR":
+                        if obj.get("code") == 410:  # too old: start again from a fresh GET
+                            break
+                        raise KubeError(
+                            str(obj.get("message", "watch failed")),
+                            status=int(obj.get("code") or 0),
+                        )
+                    if typ == "DELETED":
+                        raise KubeError(
+                            f'deployments.apps "{name}" was deleted during the rollout', status=404
+                        )
+                    if typ == "BOOKMARK":
+                        dep["metadata"]["resourceVersion"] = obj.get("metadata", {}).get(
+                            "resourceVersion", rv
+                        )
+                        continue
+                    if typ in ("ADDED", "MODIFIED"):
+                        dep = obj
+                        s = rollout_state(deployment=dep)
+                        if s.done or s.failed:
+                            break
+                    if api.deadline.expired:
+                        break
+                else:
+                    continue  # stream ended (timeoutSeconds): resume from the last version seen
+        except retry.Transient:
+            time.sleep(min(0.5, api.deadline.remaining()))
+        if not rollout_state(deployment=dep).done and not rollout_state(deployment=dep).failed:
+            dep = api.get(deployment_path(namespace, name))
