@@ -52,9 +52,7 @@ class Kubectl:
             timeout=timeout,
         )
         if check and proc.returncode != 0:
-            raise AssertionError(
-                f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr}"
-            )
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
         return proc
 
     def __call__(self, *args: str, **kw: object) -> str:

@@ -25,9 +25,7 @@ def sleeper_pod(name: str, image: str = "busybox:1.36", **spec: object) -> dict[
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
-        "spec": {
-            "containers": [{"name": "app", "image": image, "command": ["sleep", "3600"], **spec}]
-        },
+        "spec": {"containers": [{"name": "app", "image": image, "command": ["sleep", "3600"], **spec}]},
     }
 
 
@@ -77,25 +75,20 @@ def test_label_and_field_selectors_filter_lists(cluster: Cluster, tmp_path: Path
         v1.create_namespaced_pod("default", sleeper_pod(f"p{i}"))
     for i in range(3):
         wait_running(cluster, f"p{i}")
-    assert [
-        p.metadata.name for p in v1.list_namespaced_pod("default", label_selector="app=p1").items
-    ] == ["p1"]
+    assert [p.metadata.name for p in v1.list_namespaced_pod("default", label_selector="app=p1").items] == [
+        "p1"
+    ]
     node = v1.read_namespaced_pod("p2", "default").spec.node_name
     on_node = v1.list_namespaced_pod("default", field_selector=f"spec.nodeName={node}").items
-    assert "p2" in [p.metadata.name for p in on_node] and all(
-        p.spec.node_name == node for p in on_node
-    )
+    assert "p2" in [p.metadata.name for p in on_node] and all(p.spec.node_name == node for p in on_node)
     assert [
-        p.metadata.name
-        for p in v1.list_namespaced_pod("default", field_selector="metadata.name=p0").items
+        p.metadata.name for p in v1.list_namespaced_pod("default", field_selector="metadata.name=p0").items
     ] == ["p0"]
 
 
 def test_stream_exec_returns_output_and_exit_codes(cluster: Cluster, tmp_path: Path) -> None:
     v1 = client.CoreV1Api(api_client(cluster, tmp_path))
-    v1.create_namespaced_pod(
-        "default", sleeper_pod("box", env=[{"name": "GREETING", "value": "hi"}])
-    )
+    v1.create_namespaced_pod("default", sleeper_pod("box", env=[{"name": "GREETING", "value": "hi"}]))
     wait_running(cluster, "box")
     out = stream(
         v1.connect_get_namespaced_pod_exec,
@@ -162,9 +155,7 @@ def test_env_is_fixed_at_container_start_until_restart(cluster: Cluster, tmp_pat
     v1.create_namespaced_secret(
         "default", {"metadata": {"name": "app"}, "data": {"DB": base64.b64encode(b"x").decode()}}
     )
-    v1.create_namespaced_pod(
-        "default", sleeper_pod("web", envFrom=[{"secretRef": {"name": "app"}}])
-    )
+    v1.create_namespaced_pod("default", sleeper_pod("web", envFrom=[{"secretRef": {"name": "app"}}]))
     wait_running(cluster, "web")
 
     def env_keys() -> set[str]:
@@ -186,9 +177,7 @@ def test_env_is_fixed_at_container_start_until_restart(cluster: Cluster, tmp_pat
     assert "FEATURE_CREDENTIAL" not in env_keys()
     v1.delete_namespaced_pod("web", "default", grace_period_seconds=0)
     cluster.wait_for(lambda: cluster.get("Pod", "web") is None, what="pod gone")
-    v1.create_namespaced_pod(
-        "default", sleeper_pod("web", envFrom=[{"secretRef": {"name": "app"}}])
-    )
+    v1.create_namespaced_pod("default", sleeper_pod("web", envFrom=[{"secretRef": {"name": "app"}}]))
     wait_running(cluster, "web")
     assert "FEATURE_CREDENTIAL" in env_keys()
 
@@ -207,9 +196,7 @@ def test_update_with_stale_resource_version_conflicts(cluster: Cluster, tmp_path
 def test_json_patch_and_missing_objects(cluster: Cluster, tmp_path: Path) -> None:
     v1 = client.CoreV1Api(api_client(cluster, tmp_path))
     v1.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "1"}})
-    out = v1.patch_namespaced_config_map(
-        "a", "default", [{"op": "add", "path": "/data/j", "value": "2"}]
-    )
+    out = v1.patch_namespaced_config_map("a", "default", [{"op": "add", "path": "/data/j", "value": "2"}])
     assert out.data == {"k": "1", "j": "2"}
     with pytest.raises(ApiException) as err:
         v1.read_namespaced_config_map("nope", "default")

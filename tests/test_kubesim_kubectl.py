@@ -110,9 +110,7 @@ def test_exec_into_distroless_pod_fails_with_the_containerd_text(kubectl: Kubect
 def test_exec_reports_the_exit_code(kubectl: Kubectl) -> None:
     kubectl("run", "box", "--image=busybox:1.36", "--restart=Never", "--", "sleep", "3600")
     kubectl("wait", "--for=condition=Ready", "pod/box", "--timeout=60s")
-    proc = kubectl.run(
-        "exec", "box", "--", "sh", "-c", "echo out; echo err >&2; exit 3", check=False
-    )
+    proc = kubectl.run("exec", "box", "--", "sh", "-c", "echo out; echo err >&2; exit 3", check=False)
     assert proc.returncode == 3
     assert proc.stdout == "out\n"
     assert "err" in proc.stderr and "command terminated with exit code 3" in proc.stderr

@@ -194,7 +194,9 @@ class Settings(BaseSettings):
     restart: Literal["once", "never"] = Field(
         default="once", description="Restart the Deployment once on a mismatch, or never."
     )
-    timeout: float = Field(default=600.0, description="Overall rollout wait, e.g. 600, 10m.")
+    timeout: float = Field(
+        default=600.0, description="Deadline for the whole run (waits, retries, execs), e.g. 600, 10m."
+    )
     exec_timeout: float = Field(default=30.0, description="Timeout of one exec into a container.")
     concurrency: int = Field(default=32, description="Parallel execs (1..512).")
     kubeconfig: str | None = Field(default=None, description="Path of the kubeconfig file.")

@@ -15,7 +15,7 @@ from verify.inspect import Inspector
 from verify.judge import judge_attempt
 from verify.model import AttemptVerdict, Expectations, ExpectedFile, FileSpec
 from verify.policy import decide
-from verify.report import RunResult, WorkloadResult
+from verify.report import RunResult, WorkloadResult, problem_lines
 from verify.rollout import select_current_pods, waiting_reasons
 from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
 
@@ -192,6 +192,15 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
                 return result("passed", EXIT_OK, decision.reason)
             if decision.action == "fail":
                 return result("failed", EXIT_FAILED, decision.reason)
+            seen = WorkloadResult(
+                kind="deployment",
+                namespace=ns,
+                name=settings.deployment,
+                attempts=(verdict,),
+                restarted=False,
+            )
+            for line in problem_lines(workload=seen):
+                log(line)
             log(f"deployment {settings.deployment}: {decision.reason}")
             restart(run, dep)
     except RolloutNotComplete as e:

@@ -21,17 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--api-latency", type=float, default=0.0, help="seconds added to every request")
     s.add_argument("--sync-period", type=float, default=60.0, help="kubelet volume refresh period")
     args = p.parse_args(argv)
-    knobs = Knobs(
-        exec_latency=args.exec_latency, api_latency=args.api_latency, sync_period=args.sync_period
-    )
+    knobs = Knobs(exec_latency=args.exec_latency, api_latency=args.api_latency, sync_period=args.sync_period)
     cluster = Cluster(nodes=args.nodes, seed=args.seed, knobs=knobs).start()
     cluster.write_kubeconfig(args.kubeconfig)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
-    print(
-        f"kubesim ready {cluster.url} nodes={args.nodes} kubeconfig={args.kubeconfig}", flush=True
-    )
+    print(f"kubesim ready {cluster.url} nodes={args.nodes} kubeconfig={args.kubeconfig}", flush=True)
     try:
         done.wait()
     finally:

@@ -55,15 +55,11 @@ def status_response(err: ApiError) -> web.Response:
     headers = {}
     if err.code == 429 and err.details:
         headers["Retry-After"] = str(err.details.get("retryAfterSeconds", 1))
-    return web.Response(
-        status=err.code, body=body, content_type="application/json", headers=headers
-    )
+    return web.Response(status=err.code, body=body, content_type="application/json", headers=headers)
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
-    return web.Response(
-        status=status, body=json.dumps(obj).encode(), content_type="application/json"
-    )
+    return web.Response(status=status, body=json.dumps(obj).encode(), content_type="application/json")
 
 
 def _bool(v: str | None) -> bool:
@@ -213,9 +209,7 @@ class ApiServer:
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        rbac_res = (
-            f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
-        )
+        rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
         if sub is None:
             rbac_res = res.plural
         if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
@@ -242,9 +236,7 @@ class ApiServer:
         if method == "PUT" and name:
             body = await self._body(request)
             if body.get("metadata", {}).get("name") not in (None, name):
-                raise ApiError.bad_request(
-                    "the name of the object does not match the name on the URL"
-                )
+                raise ApiError.bad_request("the name of the object does not match the name on the URL")
             body.setdefault("metadata", {})["name"] = name
             self._prepare(res, body)
             out = self.store.update(res, ns or "", body, subresource=sub or "")
@@ -270,9 +262,7 @@ class ApiServer:
                     self.cluster.delete_object(
                         res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
                     )
-            return json_response(
-                {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
-            )
+            return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
         raise ApiError(
             405,
             "MethodNotAllowed",
@@ -314,9 +304,7 @@ class ApiServer:
                 obj["data"] = data
             obj.setdefault("type", "Opaque")
         if kind in ("ConfigMap", "Secret"):
-            for k in list((obj.get("data") or {}).keys()) + list(
-                (obj.get("binaryData") or {}).keys()
-            ):
+            for k in list((obj.get("data") or {}).keys()) + list((obj.get("binaryData") or {}).keys()):
                 if not re.fullmatch(r"[-._a-zA-Z0-9]+", k):
                     raise ApiError.invalid(
                         kind,
@@ -369,9 +357,7 @@ class ApiServer:
         out = self.store.create(res, ns, body)
         return json_response(out, 201)
 
-    async def _delete(
-        self, request: web.Request, res: Resource, ns: str, name: str
-    ) -> web.Response:
+    async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
         opts: dict[str, Any] = {}
         raw = await request.read()
         if raw:
@@ -382,9 +368,7 @@ class ApiServer:
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
             grace = int(request.query["gracePeriodSeconds"])
-        prop = (
-            opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
-        )
+        prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
         if opts.get("orphanDependents") is True:
             prop = "Orphan"
         out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop)
@@ -438,9 +422,7 @@ class ApiServer:
             container = containers[0]
         if container not in containers:
             raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
-        text = self.cluster.container_log(
-            ns, name, container, previous=_bool(request.query.get("previous"))
-        )
+        text = self.cluster.container_log(ns, name, container, previous=_bool(request.query.get("previous")))
         if text is None:
             raise ApiError.bad_request(
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
@@ -467,9 +449,7 @@ class ApiServer:
         items = [o for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
         if tables.wants_table(request.headers.get("Accept", "")):
             return json_response(
-                tables.table(
-                    res, items, str(self.store.rv), request.query.get("includeObject", "Metadata")
-                )
+                tables.table(res, items, str(self.store.rv), request.query.get("includeObject", "Metadata"))
             )
         listing = {
             "kind": f"{res.kind}List",
@@ -491,9 +471,7 @@ class ApiServer:
             )
         return json_response(obj)
 
-    async def _watch(
-        self, request: web.Request, res: Resource, ns: str | None
-    ) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, res: Resource, ns: str | None) -> web.StreamResponse:
         lsel, fsel = self._filters(request)
         as_table = tables.wants_table(request.headers.get("Accept", ""))
         include = request.query.get("includeObject", "Metadata")
@@ -510,9 +488,7 @@ class ApiServer:
         try:
             initial: list[tuple[str, Obj]] = []
             if rv_s in ("", "0"):
-                initial = [
-                    ("ADDED", o) for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)
-                ]
+                initial = [("ADDED", o) for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
             else:
                 try:
                     rv = int(rv_s)

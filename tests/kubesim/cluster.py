@@ -145,22 +145,16 @@ class Cluster:
                     "status": {"phase": "Active"},
                 },
             )
-            self.store.create(
-                BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}}
-            )
+            self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
-        self._runner = web.AppRunner(
-            server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5
-        )
+        self._runner = web.AppRunner(server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         from .tls import make_certs, server_context
 
         self.ca_path, crt, key = make_certs(self.root / "pki")
-        site = web.TCPSite(
-            self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key)
-        )
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key))
         await site.start()
         sock = site._server.sockets[0]  # type: ignore[union-attr]
         self.port = sock.getsockname()[1]
@@ -232,9 +226,7 @@ class Cluster:
     async def _teardown(self) -> None:
         for t in self._tasks:
             t.cancel()
-        await asyncio.gather(
-            *(k.shutdown() for k in self.kubelets.values()), return_exceptions=True
-        )
+        await asyncio.gather(*(k.shutdown() for k in self.kubelets.values()), return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -270,9 +262,7 @@ class Cluster:
     def url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 
-    def kubeconfig(
-        self, *, token: str | None = None, namespace: str = "default", user: str = "admin"
-    ) -> str:
+    def kubeconfig(self, *, token: str | None = None, namespace: str = "default", user: str = "admin") -> str:
         import base64
         import json
 
@@ -304,9 +294,7 @@ class Cluster:
         p.chmod(0o600)
         return str(p)
 
-    def add_user(
-        self, name: str, rules: list[Rule] | None = None, *, token: str | None = None
-    ) -> str:
+    def add_user(self, name: str, rules: list[Rule] | None = None, *, token: str | None = None) -> str:
         token = token or secrets.token_hex(16)
         self.auth.add(token, User(name, list(rules or [])))
         return token
@@ -325,9 +313,7 @@ class Cluster:
             for f in self.faults:
                 if f.method and f.method != method:
                     continue
-                if f.match and not (
-                    re.search(f.match, f"{route[0]} {route[1]}") or re.search(f.match, path)
-                ):
+                if f.match and not (re.search(f.match, f"{route[0]} {route[1]}") or re.search(f.match, path)):
                     continue
                 f.times -= 1
                 if f.times <= 0:
@@ -376,9 +362,7 @@ class Cluster:
 
     def delete(self, kind: str, name: str, namespace: str = "default") -> None:
         res = BY_KIND[kind]
-        self.call(
-            lambda: self.delete_object(res, namespace, name, grace=None, propagation="Background")
-        )
+        self.call(lambda: self.delete_object(res, namespace, name, grace=None, propagation="Background"))
 
     def add_node(self, name: str) -> None:
         self.call(lambda: self._add_node(name))
@@ -390,9 +374,7 @@ class Cluster:
         """Run every kubelet's volume refresh now (instead of waiting for the sync period)."""
         self.call(lambda: [k.sync_now() for k in self.kubelets.values()])
 
-    def wait_for(
-        self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
-    ) -> None:
+    def wait_for(self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
         import time
 
         end = time.monotonic() + timeout
@@ -415,9 +397,7 @@ class Cluster:
         )
 
     # -- used by the API server and controllers (on the loop) ----------------------
-    def delete_object(
-        self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str
-    ) -> Obj:
+    def delete_object(self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str) -> Obj:
         obj = self.store.get(res, ns, name)
         if res.kind == "Pod":
             if obj["metadata"].get("deletionTimestamp"):
@@ -426,9 +406,7 @@ class Cluster:
                 grace = int(obj["spec"].get("terminationGracePeriodSeconds", 30))
             node = obj["spec"].get("nodeName")
             if grace > 0 and node in self.kubelets:
-                when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)).strftime(
-                    "%Y-%m-%dT%H:%M:%SZ"
-                )
+                when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
                 def mark(p: Obj) -> None:
                     p["metadata"]["deletionTimestamp"] = when
@@ -465,9 +443,7 @@ class Cluster:
         rt = kl.pods.get(pod["metadata"]["uid"])
         return None if rt is None else rt.containers.get(container)
 
-    def container_log(
-        self, ns: str, name: str, container: str, *, previous: bool = False
-    ) -> str | None:
+    def container_log(self, ns: str, name: str, container: str, *, previous: bool = False) -> str | None:
         pod = self.store.get(PODS, ns, name)
         crt = self.container_runtime(pod, container)
         if crt is None or not crt.log_paths:

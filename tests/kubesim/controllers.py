@@ -36,10 +36,7 @@ def template_hash(template: Obj) -> str:
 
 
 def owned_by(obj: Obj, owner: Obj) -> bool:
-    return any(
-        r.get("uid") == owner["metadata"]["uid"]
-        for r in obj["metadata"].get("ownerReferences") or []
-    )
+    return any(r.get("uid") == owner["metadata"]["uid"] for r in obj["metadata"].get("ownerReferences") or [])
 
 
 def owner_ref(owner: Obj) -> dict[str, Any]:
@@ -54,9 +51,7 @@ def owner_ref(owner: Obj) -> dict[str, Any]:
 
 
 def is_active(pod: Obj) -> bool:
-    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get(
-        "phase"
-    ) not in (
+    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in (
         "Succeeded",
         "Failed",
     )
@@ -120,9 +115,7 @@ class Controllers:
         elif kind == "Node":
             for p in self.store.list(PODS):
                 if not p["spec"].get("nodeName"):
-                    self.pending.add(
-                        ("Schedule", p["metadata"]["namespace"], p["metadata"]["name"])
-                    )
+                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
         if ev.type == "DELETED":
             self._collect_garbage(ev.obj)
         self.cluster.wake()
@@ -174,9 +167,7 @@ class Controllers:
         if not nodes:
 
             def unsched(p: Obj) -> None:
-                conds = [
-                    c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"
-                ]
+                conds = [c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"]
                 conds.append(
                     {
                         "type": "PodScheduled",
@@ -299,11 +290,7 @@ class Controllers:
         h = template_hash(tpl)
         rss = [rs for rs in self.store.list(RS, ns) if owned_by(rs, d)]
         new = next(
-            (
-                rs
-                for rs in rss
-                if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h
-            ),
+            (rs for rs in rss if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h),
             None,
         )
         olds = [rs for rs in rss if rs is not new]
@@ -422,12 +409,8 @@ class Controllers:
             down = min(unhealthy, max_down - cleaned)
             olds_sorted[i] = self._scale(r, spec_n - down)
             cleaned += down
-        available = sum(
-            int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted]
-        )
-        available = min(
-            available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted])
-        )
+        available = sum(int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted])
+        available = min(available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted]))
         if available <= min_available:
             return
         budget = available - min_available
@@ -456,8 +439,7 @@ class Controllers:
             (
                 r
                 for r in olds
-                if int(r["spec"].get("replicas", 0)) == 0
-                and not (r.get("status") or {}).get("replicas")
+                if int(r["spec"].get("replicas", 0)) == 0 and not (r.get("status") or {}).get("replicas")
             ),
             key=_rev,
         )
@@ -496,9 +478,7 @@ class Controllers:
         conds = {c["type"]: c for c in old.get("conditions") or []}
         now = now_rfc3339()
 
-        def cond(
-            type_: str, status: str, reason: str, message: str, *, progress: bool = False
-        ) -> None:
+        def cond(type_: str, status: str, reason: str, message: str, *, progress: bool = False) -> None:
             prev = conds.get(type_)
             c = {"type": type_, "status": status, "reason": reason, "message": message}
             same = prev is not None and prev.get("status") == status
@@ -566,8 +546,7 @@ class Controllers:
         elif (
             progressed
             or prog is None
-            or prog.get("reason")
-            in ("NewReplicaSetAvailable", "DeploymentPaused", "DeploymentResumed")
+            or prog.get("reason") in ("NewReplicaSetAvailable", "DeploymentPaused", "DeploymentResumed")
         ):
             cond(
                 "Progressing",

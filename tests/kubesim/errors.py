@@ -9,9 +9,7 @@ if TYPE_CHECKING:
 
 
 class ApiError(Exception):
-    def __init__(
-        self, code: int, reason: str, message: str, details: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -137,6 +135,4 @@ class ApiError(Exception):
 
     @classmethod
     def unavailable(cls) -> ApiError:
-        return cls(
-            503, "ServiceUnavailable", "the server is currently unable to handle the request"
-        )
+        return cls(503, "ServiceUnavailable", "the server is currently unable to handle the request")

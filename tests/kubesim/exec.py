@@ -44,9 +44,7 @@ def _oci_error(container_id: str, binary: str) -> dict[str, Any]:
     }
 
 
-async def handle_exec(
-    request: web.Request, cluster: Cluster, ns: str, name: str
-) -> web.StreamResponse:
+async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
     q = request.query
     argv = q.getall("command", [])
     pod = cluster.store.get(PODS, ns, name)
@@ -82,15 +80,9 @@ async def handle_exec(
 
     env = dict(crt.env)
     root = f"/proc/{crt.pid}/root"
-    binary = (
-        None
-        if shell_less(crt.image)
-        else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
-    )
+    binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
     if binary is None:
-        await ws.send_bytes(
-            bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode()
-        )
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
         await ws.close()
         return ws
     try:
@@ -110,9 +102,7 @@ async def handle_exec(
             start_new_session=True,
         )
     except OSError as e:
-        await ws.send_bytes(
-            bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode()
-        )
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
         await ws.close()
         return ws
 
@@ -146,9 +136,7 @@ async def handle_exec(
 
     feeder = asyncio.get_running_loop().create_task(feed())
     try:
-        await asyncio.gather(
-            pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty)
-        )
+        await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
         code = await proc.wait()
     finally:
         if proc.returncode is None:

@@ -53,9 +53,7 @@ class MountError(Exception):
 class CacheEntry:
     refs: int = 0
     obj: Obj | None = None
-    frozen: bool = (
-        False  # immutable object seen: the reflector stopped, this copy is served forever
-    )
+    frozen: bool = False  # immutable object seen: the reflector stopped, this copy is served forever
 
 
 class ObjectCache:
@@ -224,9 +222,7 @@ class Kubelet:
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
                 rt.stopping = True
                 grace = int(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
-                asyncio.get_running_loop().create_task(
-                    self._terminate(rt, grace=grace, remove=True)
-                )
+                asyncio.get_running_loop().create_task(self._terminate(rt, grace=grace, remove=True))
         elif pod["metadata"].get("deletionTimestamp"):
             # never started here: finish the deletion at once
             self.cluster.finalize_pod(pod["metadata"]["namespace"], pod["metadata"]["name"], uid)
@@ -255,9 +251,7 @@ class Kubelet:
 
     def _set_waiting_all(self, rt: PodRuntime, reason: str, message: str) -> None:
         for c in rt.pod["spec"].get("containers") or []:
-            crt = rt.containers.setdefault(
-                c["name"], ContainerRuntime(c["name"], c.get("image", ""))
-            )
+            crt = rt.containers.setdefault(c["name"], ContainerRuntime(c["name"], c.get("image", "")))
             crt.state, crt.reason, crt.message = "waiting", reason, message
         self._publish(rt)
 
@@ -275,28 +269,20 @@ class Kubelet:
         ns = pod["metadata"]["namespace"]
         if "configMap" in vol:
             src = vol["configMap"]
-            return self._project(
-                "ConfigMap", ns, src.get("name", ""), src, src.get("defaultMode", 0o644)
-            )
+            return self._project("ConfigMap", ns, src.get("name", ""), src, src.get("defaultMode", 0o644))
         if "secret" in vol:
             src = vol["secret"]
-            return self._project(
-                "Secret", ns, src.get("secretName", ""), src, src.get("defaultMode", 0o644)
-            )
+            return self._project("Secret", ns, src.get("secretName", ""), src, src.get("defaultMode", 0o644))
         if "projected" in vol:
             mode = vol["projected"].get("defaultMode", 0o644)
             files: dict[str, tuple[bytes, int]] = {}
             for s in vol["projected"].get("sources") or []:
                 if "configMap" in s:
                     files.update(
-                        self._project(
-                            "ConfigMap", ns, s["configMap"].get("name", ""), s["configMap"], mode
-                        )
+                        self._project("ConfigMap", ns, s["configMap"].get("name", ""), s["configMap"], mode)
                     )
                 elif "secret" in s:
-                    files.update(
-                        self._project("Secret", ns, s["secret"].get("name", ""), s["secret"], mode)
-                    )
+                    files.update(self._project("Secret", ns, s["secret"].get("name", ""), s["secret"], mode))
                 elif "downwardAPI" in s:
                     files.update(self._downward(pod, s["downwardAPI"], mode))
                 elif "serviceAccountToken" in s:
@@ -306,14 +292,10 @@ class Kubelet:
                     )
             return files
         if "downwardAPI" in vol:
-            return self._downward(
-                pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644)
-            )
+            return self._downward(pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644))
         return None
 
-    def _project(
-        self, kind: str, ns: str, name: str, src: Obj, mode: int
-    ) -> dict[str, tuple[bytes, int]]:
+    def _project(self, kind: str, ns: str, name: str, src: Obj, mode: int) -> dict[str, tuple[bytes, int]]:
         obj = self.cache.get(kind, ns, name)
         optional = bool(src.get("optional"))
         if obj is None:
@@ -443,15 +425,11 @@ class Kubelet:
                 if ref.get("key") not in data:
                     if ref.get("optional"):
                         break
-                    raise ConfigError(
-                        f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}"
-                    )
+                    raise ConfigError(f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}")
                 env[name] = data[ref["key"]].decode(errors="replace")
         return env
 
-    async def _launch(
-        self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]
-    ) -> None:
+    async def _launch(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]) -> None:
         full_env = {
             "PATH": DEFAULT_PATH,
             "HOSTNAME": rt.name,
@@ -495,14 +473,10 @@ class Kubelet:
                 if src.is_dir():
                     lines.append(f"/usr/bin/mkdir -p {q}")
                 else:
-                    lines.append(
-                        f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}"
-                    )
+                    lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}")
                 lines.append(f"/usr/bin/mount --bind {shlex.quote(str(src))} {q}")
             else:
-                lines.append(
-                    f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}"
-                )
+                lines.append(f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}")
             if vm.get("readOnly"):
                 lines.append(f"/usr/bin/mount -o remount,bind,ro {q}")
         wd = c.get("workingDir")
@@ -578,19 +552,13 @@ class Kubelet:
     # -- termination -------------------------------------------------------------------
     async def _kill(self, rt: PodRuntime, *, grace: float) -> None:
         rt.stopping = True
-        procs = [
-            c.proc
-            for c in rt.containers.values()
-            if c.proc is not None and c.proc.returncode is None
-        ]
+        procs = [c.proc for c in rt.containers.values() if c.proc is not None and c.proc.returncode is None]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
         if procs:
             try:
-                await asyncio.wait_for(
-                    asyncio.gather(*(p.wait() for p in procs)), timeout=max(grace, 0.05)
-                )
+                await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), timeout=max(grace, 0.05))
             except TimeoutError:
                 for p in procs:
                     with contextlib.suppress(ProcessLookupError):

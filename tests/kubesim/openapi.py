@@ -51,9 +51,7 @@ def _doc(group: str, version: str) -> dict[str, Any]:
             "put": {**op, "operationId": f"replace{r.kind}", "x-kubernetes-action": "put"},
         }
         coll = item.rsplit("/", 1)[0]
-        paths[coll] = {
-            "post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}
-        }
+        paths[coll] = {"post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}}
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.4"},

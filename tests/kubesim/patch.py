@@ -73,9 +73,7 @@ def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
         if not isinstance(item, dict) or key not in item:
             out.append(copy.deepcopy(item))
             continue
-        idx = next(
-            (i for i, t in enumerate(out) if isinstance(t, dict) and t.get(key) == item[key]), None
-        )
+        idx = next((i for i, t in enumerate(out) if isinstance(t, dict) and t.get(key) == item[key]), None)
         if item.get("$patch") == "delete":
             if idx is not None:
                 out.pop(idx)
@@ -193,9 +191,7 @@ def apply_patch(target: dict[str, Any], body: bytes, content_type: str) -> dict[
     ct = content_type.split(";")[0].strip()
     if ct == "application/json-patch+json":
         if not isinstance(patch, list):
-            raise ApiError.bad_request(
-                "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
-            )
+            raise ApiError.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
         result = json_patch(target, patch)
     elif ct == "application/merge-patch+json":
         result = merge_patch(target, patch)

@@ -73,9 +73,7 @@ def test_cli_flags_override_env_values() -> None:
 
 def test_repeatable_flags_replace_the_env_list() -> None:
     env = {**BASE, "VERIFY_EXPECT_ENV": "A,B", "VERIFY_CONTAINERS": "app"}
-    s = load_settings(
-        argv=["--expect-env", "C", "--expect-env", "D", "--container", "side"], environ=env
-    )
+    s = load_settings(argv=["--expect-env", "C", "--expect-env", "D", "--container", "side"], environ=env)
     assert s.expect_env == ["C", "D"]
     assert s.containers == ["side"]
 

@@ -38,9 +38,7 @@ def observe(**kwargs: object) -> PodObservation:
 def test_env_key_is_ok_when_present_else_missing(
     present: frozenset[str], status: CheckStatus, detail: str
 ) -> None:
-    verdict = judge_pod(
-        observation=observe(env_present=present), expectations=Expectations(env=("FEATURE",))
-    )
+    verdict = judge_pod(observation=observe(env_present=present), expectations=Expectations(env=("FEATURE",)))
     assert verdict.containers[0].checks == (CheckResult("env", "FEATURE", status, detail),)
 
 
@@ -54,8 +52,7 @@ def test_env_key_is_ok_when_present_else_missing(
             CM,
             BAD,
             CheckStatus.MISMATCH,
-            "content differs from configmap testcm/script.py "
-            "(expected 1a2b3c4d5e6f, found 9f8e7d6c5b4a)",
+            "content differs from configmap testcm/script.py (expected 1a2b3c4d5e6f, found 9f8e7d6c5b4a)",
         ),
         (
             RAW,
@@ -103,9 +100,7 @@ def test_container_error_makes_the_container_uninspectable() -> None:
 
 def test_pod_error_makes_the_pod_uninspectable() -> None:
     err = Uninspectable("pod_gone", "pod was deleted", permanent=False)
-    verdict = judge_pod(
-        observation=PodObservation(pod=TARGET, error=err), expectations=Expectations()
-    )
+    verdict = judge_pod(observation=PodObservation(pod=TARGET, error=err), expectations=Expectations())
     assert (verdict.name, verdict.node, verdict.error) == ("web-1", "node-1", err)
     assert verdict.status is CheckStatus.UNINSPECTABLE
 
@@ -127,9 +122,7 @@ def test_judge_attempt_is_ok_only_when_every_pod_passes_and_no_problems() -> Non
         selection_revision="2", observations=[good], expectations=exp, problems=["1 pod short"]
     )
     assert not short.ok and short.problems == ("1 pod short",)
-    bad = judge_attempt(
-        selection_revision="2", observations=[observe()], expectations=exp, problems=[]
-    )
+    bad = judge_attempt(selection_revision="2", observations=[observe()], expectations=exp, problems=[])
     assert not bad.ok
     perm = judge_attempt(
         selection_revision="2",

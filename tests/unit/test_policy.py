@@ -55,9 +55,7 @@ Mode = Literal["once", "never"]
         (attempt(permanent_problems=("no container sidecar",)), 0, "once", "fail"),
     ],
 )
-def test_decision_table(
-    verdict: AttemptVerdict, restarts_done: int, mode: Mode, action: str
-) -> None:
+def test_decision_table(verdict: AttemptVerdict, restarts_done: int, mode: Mode, action: str) -> None:
     decision = decide(verdict=verdict, restarts_done=restarts_done, restart_mode=mode)
     assert decision.action == action
     assert decision.reason
@@ -73,9 +71,7 @@ def test_second_mismatch_fails_after_one_restart() -> None:
 
 @pytest.mark.parametrize("restarts_done", [1, 2, 5])
 def test_never_more_than_one_restart(restarts_done: int) -> None:
-    decision = decide(
-        verdict=attempt(CheckStatus.MISMATCH), restarts_done=restarts_done, restart_mode="once"
-    )
+    decision = decide(verdict=attempt(CheckStatus.MISMATCH), restarts_done=restarts_done, restart_mode="once")
     assert decision.action == "fail"
 
 
@@ -95,6 +91,4 @@ def test_never_mode_fails_on_first_mismatch() -> None:
 
 
 def test_pass_reason_counts_verified_pods() -> None:
-    assert (
-        decide(verdict=attempt(), restarts_done=0, restart_mode="once").reason == "1 pod verified"
-    )
+    assert decide(verdict=attempt(), restarts_done=0, restart_mode="once").reason == "1 pod verified"

@@ -25,14 +25,10 @@ BAD = "9f8e7d6c5b4a" + "1" * 52
 
 
 def ok_pod(name: str, node: str = "node-1") -> PodVerdict:
-    return PodVerdict(
-        name, node, (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.OK),)),)
-    )
+    return PodVerdict(name, node, (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.OK),)),))
 
 
-def workload(
-    *attempts: AttemptVerdict, restarted: bool = False, name: str = "web"
-) -> WorkloadResult:
+def workload(*attempts: AttemptVerdict, restarted: bool = False, name: str = "web") -> WorkloadResult:
     return WorkloadResult("deployment", "prod", name, attempts, restarted, None)
 
 
@@ -124,16 +120,11 @@ def test_verdict_line_for_pass_after_restart() -> None:
 
 def test_verdict_line_for_pass_without_restart_uses_singular() -> None:
     wl = workload(AttemptVerdict("2", (ok_pod("web-1"),)))
-    assert (
-        verdict_line(run=run("passed", wl))
-        == "rollout-verify: PASSED deployment web: 1 pod verified"
-    )
+    assert verdict_line(run=run("passed", wl)) == "rollout-verify: PASSED deployment web: 1 pod verified"
 
 
 def test_verdict_line_for_failure_counts_failed_pods() -> None:
-    bad = PodVerdict(
-        "web-2", "n", (ContainerVerdict("app", (), Uninspectable("timeout", "t", False)),)
-    )
+    bad = PodVerdict("web-2", "n", (ContainerVerdict("app", (), Uninspectable("timeout", "t", False)),))
     wl = workload(AttemptVerdict("3", (ok_pod("web-1"), bad)), restarted=True)
     assert verdict_line(run=run("failed", wl)) == (
         "rollout-verify: FAILED deployment web: 1 of 2 pods failed verification after 1 restart"

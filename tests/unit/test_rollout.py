@@ -75,8 +75,7 @@ def deployment(
             RolloutState(
                 False,
                 False,
-                'Waiting for deployment "web" rollout to finish: '
-                "2 old replicas are pending termination...",
+                'Waiting for deployment "web" rollout to finish: 2 old replicas are pending termination...',
             ),
         ),
         (
@@ -84,8 +83,7 @@ def deployment(
             RolloutState(
                 False,
                 False,
-                'Waiting for deployment "web" rollout to finish: '
-                "1 of 3 updated replicas are available...",
+                'Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas are available...',
             ),
         ),
         (deployment(), RolloutState(True, False, 'deployment "web" successfully rolled out')),
@@ -186,9 +184,7 @@ def test_select_current_pods_picks_only_pods_of_the_new_replicaset() -> None:
         pod("web-old-a", owner="rs-old", template_hash="old"),
         pod("web-old-b", owner="rs-old", template_hash="old", deleting=True),
     ]
-    sel = select_current_pods(
-        deployment=deployment(), replicasets=[FOREIGN_RS, OLD_RS, NEW_RS], pods=pods
-    )
+    sel = select_current_pods(deployment=deployment(), replicasets=[FOREIGN_RS, OLD_RS, NEW_RS], pods=pods)
     assert (sel.revision, sel.replicaset, sel.template_hash) == ("2", "web-new", "new")
     assert [p.name for p in sel.pods] == ["web-new-a", "web-new-b", "web-new-c"]
     assert sel.pods[1].node == "node-2"
@@ -218,9 +214,7 @@ def test_pods_with_a_stale_template_hash_are_not_selected() -> None:
 
 
 def test_missing_replicaset_for_revision_is_a_problem() -> None:
-    sel = select_current_pods(
-        deployment=deployment(revision="3"), replicasets=[OLD_RS, NEW_RS], pods=[]
-    )
+    sel = select_current_pods(deployment=deployment(revision="3"), replicasets=[OLD_RS, NEW_RS], pods=[])
     assert sel.pods == ()
     assert sel.problems == ("deployment web: no ReplicaSet for revision 3",)
 
@@ -280,10 +274,7 @@ def _status_pod(name: str, node: str, status: dict[str, Any]) -> dict[str, Any]:
                     ],
                 },
             ),
-            [
-                "pod web-7c9 (node-2) container app: ImagePullBackOff: "
-                'Back-off pulling image "app:v2"'
-            ],
+            ['pod web-7c9 (node-2) container app: ImagePullBackOff: Back-off pulling image "app:v2"'],
         ),
         (
             _status_pod(

@@ -1,0 +1,102 @@
+"""Object builders and a runner for the real rollout-verify CLI against kubesim."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def deployment(
+    name: str,
+    *,
+    replicas: int = 2,
+    image: str = "busybox:1.36",
+    command: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    env_from: list[dict[str, Any]] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    mounts: list[dict[str, Any]] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    app: dict[str, Any] = {"name": "app", "image": image, "command": command or ["sleep", "3600"]}
+    if env:
+        app["env"] = env
+    if env_from:
+        app["envFrom"] = env_from
+    if mounts:
+        app["volumeMounts"] = mounts
+    pod_spec: dict[str, Any] = {"terminationGracePeriodSeconds": 1, "containers": [app, *(containers or [])]}
+    if volumes:
+        pod_spec["volumes"] = volumes
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
+            **spec,
+        },
+    }
+
+
+def secret(name: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+        **extra,
+    }
+
+
+def configmap(name: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": data,
+        **extra,
+    }
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+    report: dict[str, Any] | None
+
+    @property
+    def everything(self) -> str:
+        return self.stdout + self.stderr + json.dumps(self.report or {})
+
+
+def run_verify(
+    *args: str, kubeconfig: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> Outcome:
+    """Run `python -m verify` as a user would, with a JSON report."""
+    report = tmp_path / f"report-{os.urandom(4).hex()}.json"
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}
+    full_env.update({"KUBECONFIG": kubeconfig, "HOME": str(tmp_path)})
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify", *args, "--report-json", str(report)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=timeout,
+    )
+    data = json.loads(report.read_text()) if report.exists() else None
+    return Outcome(proc.returncode, proc.stdout, proc.stderr, data)
