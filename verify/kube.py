@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -111,7 +111,7 @@ class _ConfigAuth(httpx.Auth):
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfg
 
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         token = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
         if token:
             request.headers["Authorization"] = token
