@@ -3,10 +3,13 @@ sha256 of each expected file. Values never leave the pod; only key names and dig
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
+import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,13 +22,39 @@ from verify.model import (
 )
 
 # POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never code:
-# env names are validated identifiers, paths are passed as argv.
+# only shell identifiers ever reach `eval`, paths are passed as argv.
 PROBE = r"""
 mode=
+ipad=
 for a in "$@"; do
-  case "$a" in --env) mode=env; continue;; --file) mode=file; continue;; esac
-  if [ "$mode" = env ]; then
-    if eval "[ -n \"\${$a+x}\" ]"; then echo "env 1 $a"; else echo "env 0 $a"; fi
+  case "$a" in
+    --env) mode=env; continue;; --file) mode=file; continue;; --val) mode=val; continue;;
+    --ipad) mode=ipad; continue;;
+  esac
+  if [ "$mode" = ipad ]; then
+    ipad=$a
+  elif [ "$mode" = env ]; then
+    case "$a" in
+      *[!A-Za-z0-9_]*|[0-9]*)
+        # not a shell identifier (allowed by the kubelet; dash does not export it): read the
+        # shell's own initial environment
+        if { tr '\000' '\n' < /proc/$$/environ 2>/dev/null || env; } |
+          { while IFS= read -r l; do case "$l" in "$a="*) exit 0;; esac; done; exit 1; }
+        then echo "env 1 $a"; else echo "env 0 $a"; fi;;
+      *)
+        if eval "[ -n \"\${$a+x}\" ]"; then echo "env 1 $a"; else echo "env 0 $a"; fi;;
+    esac
+  elif [ "$mode" = val ]; then
+    case "$a" in *[!A-Za-z0-9_]*|[0-9]*|'') echo "val - $a"; continue;; esac
+    if eval "[ -n \"\${$a+x}\" ]"; then
+      command -v sha256sum >/dev/null 2>&1 || { echo "notool sha256sum"; exit 0; }
+      eval "v=\${$a}"
+      h=$({ printf "$ipad"; printf '%s' "$v"; } | sha256sum)
+      v=
+      echo "val ${h%% *} $a"
+    else
+      echo "val - $a"
+    fi
   else
     if [ -f "$a" ] && [ -r "$a" ]; then
       command -v sha256sum >/dev/null 2>&1 || { echo "notool sha256sum"; exit 0; }
@@ -43,19 +72,42 @@ _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
 
 
-def probe_argv(expectations: Expectations) -> list[str]:
+class RunKey:
+    """The run's random HMAC key. The pod computes the inner hash of HMAC-SHA256 (its printf
+    writes the ipad bytes as octal escapes) and we finish the outer one, so values never leave
+    the pod and digests are useless outside this run."""
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key or secrets.token_bytes(32)
+        padded = self.key.ljust(64, b"\0")
+        self.ipad = bytes(b ^ 0x36 for b in padded)
+        self.opad = bytes(b ^ 0x5C for b in padded)
+
+    def ipad_format(self) -> str:
+        return "".join(f"\\{b:03o}" for b in self.ipad)
+
+    def finish(self, inner_hex: str) -> str:
+        return hashlib.sha256(self.opad + bytes.fromhex(inner_hex)).hexdigest()
+
+
+def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
     argv = ["sh", "-c", PROBE, "rollout-verify"]
     if expectations.env:
         argv += ["--env", *expectations.env]
+    if expectations.env_values and run_key is not None:
+        argv += ["--ipad", run_key.ipad_format(), "--val", *(v.key for v in expectations.env_values)]
     if expectations.files:
         argv += ["--file", *(f.path for f in expectations.files)]
     return argv
 
 
-def parse_probe(*, container: str, stdout: str, expectations: Expectations) -> ContainerObservation:
+def parse_probe(
+    *, container: str, stdout: str, expectations: Expectations, run_key: RunKey | None = None
+) -> ContainerObservation:
     """Turn the probe's lines into an observation; anything unexpected is uninspectable."""
     present: set[str] = set()
     hashes: dict[str, str | None] = {}
+    digests: dict[str, str] = {}
     ended = False
     for line in stdout.splitlines():
         kind, _, rest = line.partition(" ")
@@ -63,6 +115,10 @@ def parse_probe(*, container: str, stdout: str, expectations: Expectations) -> C
             flag, _, key = rest.partition(" ")
             if flag == "1":
                 present.add(key)
+        elif kind == "val" and run_key is not None:
+            inner, _, key = rest.partition(" ")
+            if inner != "-" and re.fullmatch(r"[0-9a-f]{64}", inner):
+                digests[key] = run_key.finish(inner)
         elif kind == "file":
             digest, _, path = rest.partition(" ")
             hashes[path] = None if digest == "-" else digest.lower()
@@ -82,6 +138,7 @@ def parse_probe(*, container: str, stdout: str, expectations: Expectations) -> C
         container=container,
         env_present=frozenset(present & set(expectations.env)),
         file_hashes=hashes,
+        env_digests=digests,
     )
 
 
@@ -132,7 +189,10 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
 class Inspector:
     """Runs the probe in every selected container with bounded parallelism."""
 
-    def __init__(self, *, configuration: Any, exec_timeout: float, concurrency: int) -> None:
+    def __init__(
+        self, *, configuration: Any, exec_timeout: float, concurrency: int, run_key: RunKey | None = None
+    ) -> None:
+        self.run_key = run_key or RunKey()
         self.configuration = configuration
         self.exec_timeout = exec_timeout
         self.concurrency = concurrency
@@ -164,7 +224,7 @@ class Inspector:
                 pod.name,
                 namespace,
                 container=container,
-                command=probe_argv(expectations),
+                command=probe_argv(expectations, self.run_key),
                 stderr=True,
                 stdin=False,
                 stdout=True,
@@ -196,6 +256,7 @@ class Inspector:
                     ),
                 )
             out = ws.read_stdout() or ""
+            err_text = ws.read_stderr() or ""
             raw_status = ws.read_channel(3) or ""
         finally:
             ws.close()
@@ -207,23 +268,36 @@ class Inspector:
             status = {"status": "Failure", "message": "unreadable exec status"}
         err = _status_error(status, namespace=namespace, pod=pod.name)
         if err is not None:
+            if err.code == "exec_failed" and err_text.strip():
+                # the probe's own shell errors (never env values: it prints none)
+                first = err_text.strip().splitlines()[0][:160]
+                err = dataclasses.replace(err, reason=f"{err.reason}: {first}")
             return ContainerObservation(container=container, error=err)
-        return parse_probe(container=container, stdout=out, expectations=expectations)
+        return parse_probe(container=container, stdout=out, expectations=expectations, run_key=self.run_key)
 
     def inspect(
-        self, *, namespace: str, pods: Sequence[PodTarget], expectations: Expectations
+        self,
+        *,
+        namespace: str,
+        pods: Sequence[PodTarget],
+        expectations_for: Callable[[str], Expectations],
+        only: Callable[[tuple[str, str]], bool] | None = None,
     ) -> list[PodObservation]:
-        jobs = [(p, c) for p in pods for c in p.containers]
-        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs) or 1))) as pool:
-            results = list(
-                pool.map(
-                    lambda pc: self.inspect_container(
-                        namespace=namespace, pod=pc[0], container=pc[1], expectations=expectations
-                    ),
-                    jobs,
-                )
+        """One exec per (pod, container), `concurrency` at a time; `only` narrows a re-check."""
+        jobs = [(p, c) for p in pods for c in p.containers if only is None or only((p.name, c))]
+
+        def one(pc: tuple[PodTarget, str]) -> ContainerObservation:
+            return self.inspect_container(
+                namespace=namespace, pod=pc[0], container=pc[1], expectations=expectations_for(pc[1])
             )
+
+        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs) or 1))) as pool:
+            results = list(pool.map(one, jobs))
         by_pod: dict[str, list[ContainerObservation]] = {}
         for (p, _), obs in zip(jobs, results, strict=True):
             by_pod.setdefault(p.name, []).append(obs)
-        return [PodObservation(pod=p, containers=tuple(by_pod.get(p.name, []))) for p in pods]
+        return [
+            PodObservation(pod=p, containers=tuple(by_pod.get(p.name, [])))
+            for p in pods
+            if only is None or p.name in by_pod
+        ]

@@ -6,7 +6,7 @@ as good as the secret to anyone who can brute-force it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from verify.model import (
     AttemptVerdict,
@@ -15,6 +15,7 @@ from verify.model import (
     ContainerObservation,
     ContainerVerdict,
     Expectations,
+    ExpectedEnv,
     ExpectedFile,
     PodObservation,
     PodVerdict,
@@ -43,26 +44,41 @@ def _file_check(expected: ExpectedFile, actual: str | None) -> CheckResult:
     return CheckResult("file", expected.path, CheckStatus.MISMATCH, detail)
 
 
+def _env_check(key: str, observation: ContainerObservation, expected: ExpectedEnv | None) -> CheckResult:
+    if key not in observation.env_present:
+        return CheckResult("env", key, CheckStatus.MISSING, ENV_MISSING_DETAIL)
+    if expected is not None and observation.env_digests.get(key) != expected.digest:
+        return CheckResult("env", key, CheckStatus.MISMATCH, f"value differs from {expected.origin}")
+    return CheckResult("env", key, CheckStatus.OK)
+
+
 def _judge_container(observation: ContainerObservation, expectations: Expectations) -> ContainerVerdict:
     if observation.error is not None:
         return ContainerVerdict(observation.container, (), observation.error)
-    checks = [
-        CheckResult("env", key, CheckStatus.OK)
-        if key in observation.env_present
-        else CheckResult("env", key, CheckStatus.MISSING, ENV_MISSING_DETAIL)
-        for key in expectations.env
-    ]
+    values = {v.key: v for v in expectations.env_values}
+    checks = [_env_check(key, observation, values.get(key)) for key in expectations.env]
     checks.extend(_file_check(f, observation.file_hashes.get(f.path)) for f in expectations.files)
     return ContainerVerdict(observation.container, tuple(checks))
 
 
-def judge_pod(*, observation: PodObservation, expectations: Expectations) -> PodVerdict:
-    """One pod's verdict; a target container without an observation counts as uninspectable."""
+def _for(expectations: Expectations | Mapping[str, Expectations], container: str) -> Expectations:
+    if isinstance(expectations, Expectations):
+        return expectations
+    return expectations.get(container, Expectations())
+
+
+def judge_pod(
+    *, observation: PodObservation, expectations: Expectations | Mapping[str, Expectations]
+) -> PodVerdict:
+    """One pod's verdict; a target container without an observation counts as uninspectable.
+
+    `expectations` is one set for every container, or a set per container name (from the spec).
+    """
     pod = observation.pod
     if observation.error is not None:
         return PodVerdict(pod.name, pod.node, (), observation.error)
     seen = {c.container: c for c in observation.containers}
-    verdicts = [_judge_container(c, expectations) for c in observation.containers]
+    verdicts = [_judge_container(c, _for(expectations, c.container)) for c in observation.containers]
     for name in pod.containers:
         if name not in seen:
             verdicts.append(
@@ -79,9 +95,10 @@ def judge_attempt(
     *,
     selection_revision: str,
     observations: Sequence[PodObservation],
-    expectations: Expectations,
+    expectations: Expectations | Mapping[str, Expectations],
     problems: Sequence[str],
     permanent_problems: Sequence[str] = (),
+    diagnosis: Sequence[str] = (),
 ) -> AttemptVerdict:
     """The verdict of one inspect pass over one revision's pods."""
     return AttemptVerdict(
@@ -89,4 +106,5 @@ def judge_attempt(
         pods=tuple(judge_pod(observation=o, expectations=expectations) for o in observations),
         problems=tuple(problems),
         permanent_problems=tuple(permanent_problems),
+        diagnosis=tuple(diagnosis),
     )

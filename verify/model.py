@@ -39,6 +39,17 @@ class FileSpec:
 
 
 @dataclass(frozen=True)
+class Source:
+    """The live ConfigMap/Secret an expectation was read from (metadata only, never data)."""
+
+    kind: Literal["configmap", "secret"]
+    name: str
+    immutable: bool = False
+    uid: str = ""
+    created: str = ""
+
+
+@dataclass(frozen=True)
 class ExpectedFile:
     """A file whose content must hash to `sha256`; `secret` marks digests never to print."""
 
@@ -46,12 +57,37 @@ class ExpectedFile:
     sha256: str
     origin: str  # e.g. "sha256", "configmap testcm/script.py", "secret app/token"
     secret: bool = False
+    source: Source | None = None
+    subpath: bool = False  # a subPath mount: never refreshed by the kubelet
+    volume: bool = False  # projected by a configMap/secret volume (refreshes every sync period)
+
+
+@dataclass(frozen=True)
+class ExpectedEnv:
+    """An env value known from the spec, as an HMAC under the run's random key (never the value)."""
+
+    key: str
+    digest: str
+    origin: str  # e.g. "secret web/FEATURE_CREDENTIAL", "the pod spec"
+    secret: bool = False
+    source: Source | None = None
 
 
 @dataclass(frozen=True)
 class Expectations:
     env: tuple[str, ...] = ()
     files: tuple[ExpectedFile, ...] = ()
+    env_values: tuple[ExpectedEnv, ...] = ()
+    # where each expected env key comes from (for diagnosis), e.g. {"FEATURE_CREDENTIAL": Source(...)}
+    env_sources: tuple[tuple[str, Source], ...] = ()
+
+    def merged(self, other: Expectations) -> Expectations:
+        """Union, `other` winning on the same key/path."""
+        env = tuple(dict.fromkeys((*self.env, *other.env)))
+        files = {f.path: f for f in (*self.files, *other.files)}
+        values = {v.key: v for v in (*self.env_values, *other.env_values)}
+        sources = dict((*self.env_sources, *other.env_sources))
+        return Expectations(env, tuple(files.values()), tuple(values.values()), tuple(sources.items()))
 
 
 @dataclass(frozen=True)
@@ -76,6 +112,8 @@ class ContainerObservation:
     env_present: frozenset[str] = frozenset()
     # path -> sha256 hex, or None when the file is absent or unreadable
     file_hashes: dict[str, str | None] = field(default_factory=dict)
+    # key -> HMAC of the value under the run key (only for keys with an ExpectedEnv)
+    env_digests: dict[str, str] = field(default_factory=dict)
     error: Uninspectable | None = None
 
 
@@ -139,6 +177,7 @@ class AttemptVerdict:
     problems: tuple[str, ...] = ()
     # workload-level problems a restart cannot fix, e.g. a requested container not in the template
     permanent_problems: tuple[str, ...] = ()
+    diagnosis: tuple[str, ...] = ()  # why it failed and what to do, grouped by node and source
 
     @property
     def ok(self) -> bool:

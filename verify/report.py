@@ -44,6 +44,8 @@ def _pod_label(pod: PodVerdict) -> str:
 
 def _check_phrase(check: CheckResult) -> str:
     if check.type == "env":
+        if check.status is CheckStatus.MISMATCH:
+            return f"env {check.target} {check.detail or 'value differs'}"
         return f"lacks env {check.target}"
     if check.status is CheckStatus.MISSING:
         return (
@@ -81,6 +83,7 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
             lines.extend(
                 f"{head} {_check_phrase(c)}" for c in container.checks if c.status is not CheckStatus.OK
             )
+    lines.extend(f"diagnosis: {d}" for d in last.diagnosis)
     return lines
 
 
@@ -129,6 +132,7 @@ def _attempt_json(attempt: AttemptVerdict) -> dict[str, Any]:
     return {
         "revision": attempt.revision,
         "problems": [*attempt.permanent_problems, *attempt.problems],
+        "diagnosis": list(attempt.diagnosis),
         "pods": [
             {
                 "name": p.name,

@@ -3,24 +3,36 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from verify import kube, retry
 from verify.config import Settings
+from verify.diagnosis import diagnose
 from verify.inspect import Inspector
 from verify.judge import judge_attempt
-from verify.model import AttemptVerdict, Expectations, ExpectedFile, FileSpec
+from verify.model import (
+    AttemptVerdict,
+    CheckStatus,
+    Expectations,
+    ExpectedFile,
+    FileSpec,
+    PodObservation,
+)
 from verify.policy import decide
 from verify.report import RunResult, WorkloadResult, problem_lines
 from verify.rollout import select_current_pods, waiting_reasons
+from verify.spec import Ref, derive, referenced_objects
 from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT = 0, 1, 2, 3, 4
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
 
 Log = Callable[[str], None]
 
@@ -95,6 +107,59 @@ def _selector(dep: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(ml.items()))
 
 
+def uses_spec(settings: Settings) -> bool:
+    """--from-spec is the default when no explicit expectation is given."""
+    if settings.from_spec is not None:
+        return settings.from_spec
+    return not (settings.expect_env or settings.expect_file)
+
+
+def container_expectations(run: Run, dep: dict[str, Any]) -> dict[str, Expectations]:
+    """Per container: the explicit expectations, merged over what the pod template implies."""
+    s, ns, api = run.settings, run.namespace, run.api
+    explicit = resolve_expectations(api=api, namespace=ns, env=list(s.expect_env), files=list(s.expect_file))
+    pod_spec = dep.get("spec", {}).get("template", {}).get("spec", {})
+    names = [
+        c["name"] for c in pod_spec.get("containers") or [] if not s.containers or c["name"] in s.containers
+    ]
+    if not uses_spec(s):
+        return {n: explicit for n in names}
+    objects: dict[Ref, dict[str, Any] | None] = {}
+    for kind, name in sorted(referenced_objects(pod_spec=pod_spec)):
+        plural = "configmaps" if kind == "configmap" else "secrets"
+        try:
+            objects[(kind, name)] = api.get(f"/api/v1/namespaces/{ns}/{plural}/{name}")
+        except kube.KubeError as e:
+            if e.status != 404:
+                raise
+            objects[(kind, name)] = None
+    derived = derive(pod_spec=pod_spec, containers=names, objects=objects, hmac_key=run.inspector.run_key.key)
+    return {n: derived.get(n, Expectations()).merged(explicit) for n in names}
+
+
+def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -> set[tuple[str, str]] | None:
+    """(pod, container) pairs whose only failures may heal by waiting (a mutable configMap/secret
+    volume not yet refreshed); None when anything else failed, since then waiting is pointless."""
+    if verdict.problems or verdict.permanent_problems:
+        return None
+    out: set[tuple[str, str]] = set()
+    for pod in verdict.pods:
+        if pod.error is not None:
+            return None
+        for c in pod.containers:
+            if c.error is not None:
+                return None
+            files = {f.path: f for f in expectations.get(c.name, Expectations()).files}
+            for check in c.checks:
+                if check.status is CheckStatus.OK:
+                    continue
+                f = files.get(check.target) if check.type == "file" else None
+                if f is None or not f.volume or f.subpath or (f.source is not None and f.source.immutable):
+                    return None
+                out.add((pod.name, c.name))
+    return out
+
+
 def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
     """One pass over the pods of the current revision: one list each, one exec per container."""
     s, ns, api = run.settings, run.namespace, run.api
@@ -102,20 +167,66 @@ def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
     rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
     pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
     selection = select_current_pods(deployment=dep, replicasets=rss, pods=pods, containers=s.containers)
-    expectations = resolve_expectations(
-        api=api, namespace=ns, env=list(s.expect_env), files=list(s.expect_file)
-    )
+    expectations = container_expectations(run, dep)
     run.log(
         f"deployment {s.deployment}: inspecting {len(selection.pods)} pods of revision {selection.revision}"
     )
-    observations = run.inspector.inspect(namespace=ns, pods=selection.pods, expectations=expectations)
-    return judge_attempt(
-        selection_revision=selection.revision,
-        observations=observations,
-        expectations=expectations,
-        problems=selection.problems,
-        permanent_problems=selection.permanent_problems,
+
+    def expect(container: str) -> Expectations:
+        return expectations.get(container, Expectations())
+
+    observations = run.inspector.inspect(namespace=ns, pods=selection.pods, expectations_for=expect)
+
+    def judge(obs: list[PodObservation]) -> AttemptVerdict:
+        return judge_attempt(
+            selection_revision=selection.revision,
+            observations=obs,
+            expectations=expectations,
+            problems=selection.problems,
+            permanent_problems=selection.permanent_problems,
+        )
+
+    verdict = judge(observations)
+    pending = _graceable(verdict, expectations)
+    if pending:
+        grace_end = time.monotonic() + min(s.volume_grace, api.deadline.remaining())
+        run.log(
+            f"deployment {s.deployment}: {len(pending)} containers wait for a volume refresh "
+            f"(up to {s.volume_grace:g}s)"
+        )
+        while pending and time.monotonic() < grace_end:
+            waiting = frozenset(pending)
+            time.sleep(min(GRACE_POLL, max(0.0, grace_end - time.monotonic())))
+            fresh = run.inspector.inspect(
+                namespace=ns,
+                pods=selection.pods,
+                expectations_for=expect,
+                only=waiting.__contains__,
+            )
+            observations = _replace(observations, fresh)
+            verdict = judge(observations)
+            pending = _graceable(verdict, expectations) or set()
+    if verdict.ok:
+        return verdict
+    return dataclasses.replace(
+        verdict,
+        diagnosis=tuple(
+            diagnose(workload=f"deployment {s.deployment}", verdict=verdict, expectations=expectations)
+        ),
     )
+
+
+def _replace(old: list[PodObservation], fresh: list[PodObservation]) -> list[PodObservation]:
+    """Swap re-checked containers' observations into the earlier pass."""
+    by_pod = {o.pod.name: {c.container: c for c in o.containers} for o in fresh}
+    out = []
+    for o in old:
+        new = by_pod.get(o.pod.name)
+        if new is None:
+            out.append(o)
+            continue
+        out.append(dataclasses.replace(o, containers=tuple(new.get(c.container, c) for c in o.containers)))
+    return out
 
 
 def restart(run: Run, dep: dict[str, Any]) -> None:

@@ -465,7 +465,9 @@ class Kubelet:
             vol = rt.volumes.get(vm["name"])
             if vol is None:
                 continue
-            target = merged / vm["mountPath"].lstrip("/")
+            # resolve symlinks as the container would (its root is an overlay of the host's /),
+            # e.g. /var/run -> /run, so the bind lands where chroot'd paths will look
+            target = merged / os.path.realpath(vm["mountPath"]).lstrip("/")
             q = shlex.quote(str(target))
             if vm.get("subPath"):
                 # bind the file as resolved now: later atomic updates swap ..data and never reach it

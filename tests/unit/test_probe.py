@@ -1,0 +1,57 @@
+"""The exec probe script, run by the local /bin/sh exactly as a pod's sh would run it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from verify.inspect import RunKey, parse_probe, probe_argv
+from verify.model import Expectations, ExpectedEnv, ExpectedFile
+
+TRICKY = "va'l\"ue $(not run) `nor this` %s %% \\n\nline2 ü"
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "/bin/bash"])
+def test_probe_reports_keys_hmacs_and_file_digests_without_values(shell: str, tmp_path: Path) -> None:
+    key = RunKey()
+    f = tmp_path / "conf file.txt"
+    f.write_bytes(b"content7")
+    exp = Expectations(
+        env=("PRESENT", "ABSENT", "dotted.name-x", "gone.name"),
+        env_values=(
+            ExpectedEnv("PRESENT", hmac.new(key.key, TRICKY.encode(), hashlib.sha256).hexdigest(), "x"),
+        ),
+        files=(
+            ExpectedFile(str(f), hashlib.sha256(b"content7").hexdigest(), "sha256"),
+            ExpectedFile("/nope", "0" * 64, "sha256"),
+        ),
+    )
+    argv = probe_argv(exp, key)
+    argv[0] = shell
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env={"PRESENT": TRICKY, "dotted.name-x": "1", "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert TRICKY not in proc.stdout and "line2" not in proc.stdout
+    obs = parse_probe(container="app", stdout=proc.stdout, expectations=exp, run_key=key)
+    assert obs.error is None
+    assert obs.env_present == frozenset({"PRESENT", "dotted.name-x"})
+    assert obs.env_digests["PRESENT"] == exp.env_values[0].digest
+    assert obs.file_hashes == {str(f): hashlib.sha256(b"content7").hexdigest(), "/nope": None}
+
+
+def test_truncated_probe_output_is_uninspectable() -> None:
+    obs = parse_probe(container="app", stdout="env 1 A\n", expectations=Expectations(env=("A",)))
+    assert obs.error is not None and obs.error.code == "exec_failed"
+
+
+def test_image_without_sha256sum_is_a_permanent_failure() -> None:
+    obs = parse_probe(container="app", stdout="notool sha256sum\n", expectations=Expectations())
+    assert obs.error is not None and obs.error.permanent
