@@ -1,13 +1,24 @@
-"""Command line entry point: the only place that prints verdicts and exits."""
+"""Command line entry point: the only place that prints verdicts and exits.
+
+After the run it hands one RunResult to every sink the settings and the environment ask for
+(JSON, JUnit, Markdown, --output-dir, GitHub outputs and summary), so they cannot disagree.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 
-from verify.config import ConfigError, load_settings
+from verify import credentials, junit, outcome, summary
+from verify.config import ConfigError, Settings, env_var, load_settings
+from verify.platforms import argo, github, gitlab
+from verify.report import RunResult, problem_lines, to_json, verdict_line
 
 EXIT_CONFIG = 2
 
@@ -16,41 +27,202 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
+def _stdout(line: str) -> None:
+    print(line, flush=True)
+
+
+@dataclass(frozen=True)
+class _Platform:
+    github: bool
+    gitlab: bool
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> _Platform:
+        return cls(github=github.active(environ=environ), gitlab=gitlab.active(environ=environ))
+
+
+def _mask_early(*, environ: Mapping[str, str]) -> None:
+    """On GitHub, mask kubeconfig secrets before any other line could carry them."""
+    data = environ.get(env_var("kubeconfig_data"), "")
+    values = credentials.mask_values(data=data) if data.strip() else []
+    for line in github.mask_lines(values=values):
+        _stdout(line)
+
+
+def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> None:
+    path = settings.kubeconfig or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+    if not path:
+        return
     try:
-        settings = load_settings(argv=argv, environ=environ)
-    except ConfigError as e:
-        _stderr(f"rollout-verify: error: {e}")
-        return EXIT_CONFIG
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return  # kube.connect reports an unreadable file
+    for line in github.mask_lines(values=credentials.secret_values(text=text)):
+        _stdout(line)
+
+
+def _config_failure(message: str) -> RunResult:
+    return RunResult(result="error", exit_code=EXIT_CONFIG, restarted=False, workloads=(), message=message)
+
+
+def _verify(*, settings: Settings, kubeconfig_path: str | None, platform: _Platform) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
-    from verify import kube, report, runner
+    from verify import kube, runner
 
     try:
         connection = kube.connect(
-            kubeconfig=settings.kubeconfig,
+            kubeconfig=kubeconfig_path,
             context=settings.context,
             concurrency=settings.concurrency,
         )
     except kube.KubeConfigError as e:
-        _stderr(f"rollout-verify: error: {e}")
-        return EXIT_CONFIG
+        message = str(e)
+        if settings.kubeconfig_data is not None:
+            message = message.replace("(VERIFY_KUBECONFIG,", f"({env_var('kubeconfig_data')},")
+        _stderr(f"rollout-verify: error: {message}")
+        return _config_failure(message)
+    title = f"deployment {settings.deployment}"
+    if platform.github:
+        _stderr(github.group_start(workload=title))
+    if platform.gitlab:
+        _stderr(gitlab.section_start(title=f"rollout-verify {title}"))
     try:
-        result = runner.execute(
+        return runner.execute(
             settings=settings, connection=connection, log=lambda m: _stderr(f"rollout-verify: {m}")
         )
     finally:
         connection.close()
+        if platform.github:
+            _stderr(github.group_end())
+        if platform.gitlab:
+            _stderr(gitlab.section_end(title=f"rollout-verify {title}"))
+
+
+def _write(path: str, text: str, *, what: str) -> None:
+    try:
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        _stderr(f"rollout-verify: error: cannot write {what} {path}: {e.strerror or e}")
+
+
+def _deliver(
+    *, result: RunResult, settings: Settings | None, environ: Mapping[str, str], seconds: float
+) -> None:
+    """Every report and platform output for `result`; a sink that fails says so and the rest run."""
+    platform = _Platform.of(environ)
+    report_json = json.dumps(to_json(run=result), indent=2) + "\n"
+    lazy: dict[str, str] = {}
+
+    def rendered(name: str, make: Callable[[], str]) -> str:
+        if name not in lazy:
+            lazy[name] = make()
+        return lazy[name]
+
+    def junit_xml() -> str:
+        return rendered("junit", lambda: junit.render(run=result, seconds=seconds))
+
+    def markdown() -> str:
+        return rendered("summary", lambda: summary.render(run=result))
+
+    report_path = ""
+    if settings is not None:
+        if settings.report_json:
+            _write(settings.report_json, report_json, what="--report-json")
+            report_path = settings.report_json
+        if settings.junit:
+            _write(settings.junit, junit_xml(), what="--junit")
+        if settings.summary:
+            _write(settings.summary, markdown(), what="--summary")
+        if settings.output_dir:
+            report_path = report_path or os.path.join(settings.output_dir, argo.REPORT_JSON)
+    outputs = outcome.step_outputs(run=result, report_path=report_path)
+    if settings is not None and settings.output_dir:
+        try:
+            argo.write_output_dir(
+                directory=settings.output_dir,
+                outputs=outputs,
+                documents={
+                    argo.REPORT_JSON: report_json,
+                    argo.JUNIT_XML: junit_xml(),
+                    argo.SUMMARY_MD: markdown(),
+                },
+            )
+        except OSError as e:
+            _stderr(
+                f"rollout-verify: error: cannot write --output-dir {settings.output_dir}: {e.strerror or e}"
+            )
+    if platform.github:
+        _github_files(outputs=outputs, markdown=markdown, environ=environ)
+
+
+def _github_files(
+    *, outputs: Mapping[str, str], markdown: Callable[[], str], environ: Mapping[str, str]
+) -> None:
+    """$GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when the runner provides them."""
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+        path = environ.get(name, "")
+        if not path:
+            continue
+        try:
+            if name == "GITHUB_OUTPUT":
+                github.write_outputs(path=path, outputs=outputs)
+            else:
+                github.append_summary(path=path, markdown=markdown())
+        except OSError as e:
+            _stderr(f"rollout-verify: error: cannot write ${name} {path}: {e.strerror or e}")
+
+
+def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
+    started = time.monotonic()
+    platform = _Platform.of(environ)
+    if platform.github:
+        _mask_early(environ=environ)
+    try:
+        settings = load_settings(argv=argv, environ=environ)
+    except ConfigError as e:
+        _stderr(f"rollout-verify: error: {e}")
+        result = _config_failure(str(e))
+        if platform.github:
+            _stdout(github.command("error", str(e), title="rollout-verify"))
+        _deliver(result=result, settings=None, environ=environ, seconds=time.monotonic() - started)
+        return result.exit_code
+    if platform.github and settings.kubeconfig_data is None:
+        _mask_kubeconfig_file(settings=settings, environ=environ)
+    with ExitStack() as stack:
+        path = settings.kubeconfig
+        failed: RunResult | None = None
+        if settings.kubeconfig_data is not None:
+            try:
+                text = credentials.decode(data=settings.kubeconfig_data.get_secret_value())
+                path = stack.enter_context(credentials.materialized(text=text))
+            except credentials.KubeconfigDataError as e:
+                message = f"{env_var('kubeconfig_data')}: {e}"
+                _stderr(f"rollout-verify: error: {message}")
+                failed = _config_failure(message)
+        result = failed or _verify(settings=settings, kubeconfig_path=path, platform=platform)
     for wl in result.workloads:
-        for line in report.problem_lines(workload=wl):
-            print(line, flush=True)
-    print(report.verdict_line(run=result), flush=True)
-    if settings.report_json:
-        with open(settings.report_json, "w") as fh:
-            json.dump(report.to_json(run=result), fh, indent=2)
-            fh.write("\n")
+        for line in problem_lines(workload=wl):
+            _stdout(line)
+    if platform.github:
+        for line in github.error_lines(run=result):
+            _stdout(line)
+    if result.workloads:
+        _stdout(verdict_line(run=result))
+    _deliver(result=result, settings=settings, environ=environ, seconds=time.monotonic() - started)
     return result.exit_code
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C, so the temp kubeconfig is removed."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
     code = run(argv=list(sys.argv[1:] if argv is None else argv), environ=os.environ)
     sys.exit(code)

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal, NoReturn
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -37,7 +37,8 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
 
-# field name -> CLI flag; the env var is always VERIFY_<FIELD NAME UPPER>.
+# field name -> CLI flag; the env var is always VERIFY_<FIELD NAME UPPER>. Fields missing here
+# are env-only (content that must not appear in a process list or shell history).
 _FLAGS: dict[str, str] = {
     "namespace": "--namespace",
     "deployment": "--deployment",
@@ -58,6 +59,13 @@ _FLAGS: dict[str, str] = {
     "volume_grace": "--volume-grace",
 }
 
+# field name -> pipeline input (GitHub Action input, Argo parameter, GitLab component input)
+# where it is not the field name in kebab-case.
+_INPUTS: dict[str, str] = {
+    "kubeconfig": "kubeconfig-path",
+    "kubeconfig_data": "kubeconfig",
+}
+
 
 class ConfigError(Exception):
     """Invalid configuration, rendered as ONE line naming the flag, the env var and the fix."""
@@ -69,14 +77,26 @@ class ConfigError(Exception):
 
     def __str__(self) -> str:
         flag = _FLAGS.get(self.field)
-        if flag is None:
-            return _one_line(self.message)
-        return f"{flag}: {_one_line(self.message)} ({env_var(self.field)})"
+        if flag is not None:
+            return f"{flag}: {_one_line(self.message)} ({env_var(self.field)})"
+        if self.field in Settings.model_fields:
+            return f"{env_var(self.field)}: {_one_line(self.message)}"
+        return _one_line(self.message)
 
 
 def env_var(field: str) -> str:
     """The environment variable that configures `field`."""
     return ENV_PREFIX + field.upper()
+
+
+def cli_flag(field: str) -> str | None:
+    """The flag that configures `field`, or None for env-only settings."""
+    return _FLAGS.get(field)
+
+
+def pipeline_input(field: str) -> str:
+    """The input name pipelines use for `field`: one name for the Action, Argo and GitLab."""
+    return _INPUTS.get(field, field.replace("_", "-"))
 
 
 def _one_line(text: str) -> str:
@@ -181,15 +201,19 @@ class Settings(BaseSettings):
     )
     deployment: str = Field(description="Name of the Deployment to verify.")
     containers: Annotated[list[str], NoDecode] = Field(
-        default=[], description="Containers to inspect (default: all regular containers)."
+        default=[],
+        description="Containers to inspect; the flag repeats, the env var is comma/newline "
+        "separated (default: all regular containers).",
     )
     expect_env: Annotated[list[str], NoDecode] = Field(
-        default=[], description="Env var names every container must have (values never read)."
+        default=[],
+        description="Env var names every container must have; the flag repeats, the env var "
+        "is comma/newline separated (values are never read).",
     )
     expect_file: Annotated[list[FileSpec], NoDecode] = Field(
         default=[],
-        description="PATH=SPEC where SPEC is sha256:<hex>, configmap:<name>/<key> "
-        "or secret:<name>/<key>; the file at PATH must match.",
+        description="PATH=SPEC (the flag repeats, the env var is newline separated); SPEC is "
+        "sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key> (hash of the live object).",
     )
     restart: Literal["once", "never"] = Field(
         default="once", description="Restart the Deployment once on a mismatch, or never."
@@ -199,12 +223,28 @@ class Settings(BaseSettings):
     )
     exec_timeout: float = Field(default=30.0, description="Timeout of one exec into a container.")
     concurrency: int = Field(default=32, description="Parallel execs (1..512).")
-    kubeconfig: str | None = Field(default=None, description="Path of the kubeconfig file.")
+    kubeconfig: str | None = Field(
+        default=None,
+        description="Path of the kubeconfig file (default: the in-cluster service account when "
+        "mounted, else $KUBECONFIG, else ~/.kube/config).",
+    )
+    kubeconfig_data: SecretStr | None = Field(
+        default=None,
+        description="Kubeconfig content (YAML/JSON, or base64 of it), as CI secrets hold it; "
+        "written to a 0600 temp file, never printed.",
+    )
     context: str | None = Field(default=None, description="Kubeconfig context to use.")
     report_json: str | None = Field(default=None, description="Write a JSON report here.")
     junit: str | None = Field(default=None, description="Write a JUnit XML report here.")
-    summary: str | None = Field(default=None, description="Append a Markdown summary here.")
-    output_dir: str | None = Field(default=None, description="Directory for all reports.")
+    summary: str | None = Field(
+        default=None,
+        description="Write a Markdown summary here (on GitHub it also goes to the job summary).",
+    )
+    output_dir: str | None = Field(
+        default=None,
+        description="Write one file per output here (result, restarted, failed-pods, exit-code) "
+        "plus report.json, junit.xml and summary.md, for Argo output parameters.",
+    )
     from_spec: bool | None = Field(
         default=None, description="Derive expectations from the pod template (auto if unset)."
     )
@@ -226,6 +266,15 @@ class Settings(BaseSettings):
         if environ is None:
             return (init_settings, env_settings)
         return (init_settings, _MappingEnvSource(settings_cls, environ))
+
+    @model_validator(mode="after")
+    def _one_kubeconfig(self) -> Settings:
+        if self.kubeconfig is not None and self.kubeconfig_data is not None:
+            raise ValueError(
+                f"--kubeconfig ({env_var('kubeconfig')}) and {env_var('kubeconfig_data')} are both set; "
+                "set only one"
+            )
+        return self
 
     @field_validator("namespace", mode="after")
     @classmethod
@@ -329,6 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Wait for a Deployment rollout, then prove every new pod has the expected "
         "env keys and file contents. Every flag can also be set via its VERIFY_* env var.",
+        epilog=f"Env only: {env_var('kubeconfig_data')}: "
+        + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%"),
         argument_default=None,
     )
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))
@@ -384,8 +435,8 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:
-    """(field name, env var, CLI flag, description) rows, for generating docs."""
+    """(field name, env var, CLI flag or "", description) rows, for generating docs."""
     return [
-        (name, env_var(name), _FLAGS[name], info.description or "")
+        (name, env_var(name), _FLAGS.get(name, ""), info.description or "")
         for name, info in Settings.model_fields.items()
     ]

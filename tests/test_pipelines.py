@@ -1,0 +1,190 @@
+"""The CLI as CI runs it: GitHub workflow commands and files, Argo's --output-dir, JUnit for GitLab."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import xmlschema
+
+from tests.helpers import REPO, configmap, deployment, run_verify, secret
+from tests.kubesim.cluster import Cluster
+from tests.unit.test_github import parse_github_output
+
+SCHEMA = xmlschema.XMLSchema(REPO / "tests" / "schemas" / "junit.xsd")
+
+
+def stale_pod(cluster: Cluster) -> tuple[str, str]:
+    """Two pods of `web`; the key was synced after they started and only one was replaced.
+
+    Returns (stale pod, fresh pod)."""
+    cluster.apply(secret("web-env", {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-env"}}]))
+    cluster.wait_for(lambda: cluster.rollout_complete("web"), what="rollout of web")
+    cluster.apply(secret("web-env", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}))
+    first, second = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))
+    cluster.delete("Pod", first)
+    cluster.wait_for(
+        lambda: cluster.rollout_complete("web") and len(cluster.list("Pod")) == 2, what="replacement pod"
+    )
+    fresh = next(p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"] != second)
+    return second, fresh
+
+
+def github_env(tmp_path: Path, cluster: Cluster) -> dict[str, str]:
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "out").write_text("")
+    (tmp_path / "summary").write_text("")
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        # the action passes the `kubeconfig` input as content; here base64 of it, as secrets often are
+        "VERIFY_KUBECONFIG_DATA": base64.b64encode(cluster.kubeconfig().encode()).decode(),
+    }
+
+
+def test_github_run_writes_outputs_summary_errors_and_masks_the_token(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    stale, fresh = stale_pod(cluster)
+    env = github_env(tmp_path, cluster)
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "FEATURE_CREDENTIAL",
+        "--restart",
+        "never",
+        kubeconfig=str(tmp_path / "unused"),
+        tmp_path=tmp_path,
+        env=env,
+    )
+    assert out.code == 1, out.everything
+    lines = out.stdout.splitlines()
+    token = cluster.admin_token
+    # masks come first, before any line that could carry them; the token is never printed otherwise
+    masks = [line for line in lines if line.startswith("::add-mask::")]
+    assert lines[: len(masks)] == masks and f"::add-mask::{token}" in masks
+    assert f"::add-mask::{env['VERIFY_KUBECONFIG_DATA']}" in masks
+    rest = "\n".join(lines[len(masks) :]) + out.stderr
+    assert token not in rest and env["VERIFY_KUBECONFIG_DATA"] not in rest
+
+    errors = [line for line in lines if line.startswith("::error ")]
+    assert len(errors) == 1, out.stdout
+    assert errors[0].startswith(f"::error title=rollout-verify%3A deployment default/web::pod {stale} (node-")
+    assert errors[0].endswith(": container app lacks env FEATURE_CREDENTIAL")
+    assert fresh not in "\n".join(errors)
+    assert "::group::deployment web" in out.stderr and "::endgroup::" in out.stderr
+
+    outputs = parse_github_output((tmp_path / "out").read_text())
+    assert outputs["result"] == "failed"
+    assert outputs["restarted"] == "false"
+    assert outputs["failed-pods"] == stale
+    assert outputs["exit-code"] == "1"
+    report_path = outputs["report-path"]
+    assert report_path.endswith(".json") and json.loads(Path(report_path).read_text())["result"] == "failed"
+
+    md = (tmp_path / "summary").read_text()
+    assert md.startswith("### rollout-verify\n") and "❌ FAILED deployment web" in md
+    assert f"| {stale} |" in md and "❌ missing | container app lacks env FEATURE_CREDENTIAL" not in md
+    assert "❌ missing | lacks env FEATURE_CREDENTIAL |" in md
+    assert f"| {fresh} |" in md and "✅ ok" in md
+    assert token not in md
+    assert list((tmp_path / "tmp").iterdir()) == []  # the temp kubeconfig is gone
+
+
+def test_github_run_after_a_restart_reports_passed_and_restarted(cluster: Cluster, tmp_path: Path) -> None:
+    stale_pod(cluster)
+    env = github_env(tmp_path, cluster)
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig="", tmp_path=tmp_path, env=env
+    )
+    assert out.code == 0, out.everything
+    assert "::error" not in out.stdout
+    outputs = parse_github_output((tmp_path / "out").read_text())
+    assert (outputs["result"], outputs["restarted"], outputs["failed-pods"]) == ("passed", "true", "")
+    md = (tmp_path / "summary").read_text()
+    assert "✅ PASSED" in md and "- restarted once" in md and "1 of 2 pods failed" in md
+
+
+def test_config_error_on_github_is_annotated_and_still_sets_outputs(tmp_path: Path) -> None:
+    (tmp_path / "out").write_text("")
+    out = run_verify(
+        "--deployment",
+        "Not_A_Name",
+        kubeconfig="",
+        tmp_path=tmp_path,
+        env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "out")},
+    )
+    assert out.code == 2
+    assert out.stdout.startswith("::error title=rollout-verify::--deployment: ")
+    outputs = parse_github_output((tmp_path / "out").read_text())
+    assert outputs["result"] == "error" and outputs["exit-code"] == "2" and outputs["failed-pods"] == ""
+
+
+def test_bad_kubeconfig_content_exits_2_without_echoing_it(tmp_path: Path) -> None:
+    content = "apiVersion: v1\nusers: [ {name: x, user: {token: tok-never-printed-77}\n"
+    out = run_verify(
+        "--deployment", "web", kubeconfig="", tmp_path=tmp_path, env={"VERIFY_KUBECONFIG_DATA": content}
+    )
+    assert out.code == 2, out.everything
+    assert "VERIFY_KUBECONFIG_DATA: is not valid YAML or JSON at line" in out.stderr
+    assert "tok-never-printed-77" not in out.everything
+
+
+def test_output_dir_and_junit_from_a_real_run(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n"}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=2,
+            containers=[{"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "3600"]}],
+            volumes=[{"name": "conf", "configMap": {"name": "web-config"}}],
+            mounts=[{"name": "conf", "mountPath": "/etc/web"}],
+        )
+    )
+    outdir = tmp_path / "outputs"
+    junit_path = tmp_path / "reports" / "junit.xml"
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--container",
+        "app",
+        "--expect-file",
+        "/etc/web/app.conf=configmap:web-config/app.conf",
+        "--expect-env",
+        "MISSING_KEY",
+        "--restart",
+        "never",
+        "--output-dir",
+        str(outdir),
+        "--junit",
+        str(junit_path),
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    files = {p.name: p.read_text() for p in outdir.iterdir()}
+    assert set(files) == {
+        "result",
+        "restarted",
+        "failed-pods",
+        "exit-code",
+        "report.json",
+        "junit.xml",
+        "summary.md",
+    }
+    assert (files["result"], files["restarted"], files["exit-code"]) == ("failed", "false", "1")
+    pods = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))
+    assert sorted(files["failed-pods"].split(",")) == pods
+    assert json.loads(files["report.json"])["result"] == "failed"
+    assert files["junit.xml"] == junit_path.read_text()
+    SCHEMA.validate(str(junit_path))
+    doc = SCHEMA.to_dict(str(junit_path))
+    cases = doc["testsuite"][0]["testcase"]
+    assert sorted(c["@name"] for c in cases) == [f"{p}/app" for p in pods]  # --container app only
+    assert {c["failure"][0]["@message"] for c in cases} == {"lacks env MISSING_KEY"}
+    assert "| app | ❌ missing | lacks env MISSING_KEY |" in files["summary.md"]

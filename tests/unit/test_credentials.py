@@ -1,0 +1,83 @@
+"""Kubeconfig content from a CI secret: decoding, what gets masked, the 0600 temp file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+
+import pytest
+
+from verify import credentials
+
+TOKEN = "tok-3f9a1c0b7d2e48a6"
+KEY = base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n").decode()
+YAML = f"""apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {{server: "https://127.0.0.1:6443", certificate-authority-data: Q0FDRVJU}}
+users:
+- name: sa
+  user:
+    token: {TOKEN}
+- name: cert
+  user: {{client-certificate-data: Q0VSVA==, client-key-data: {KEY}}}
+- name: oidc
+  user:
+    exec:
+      command: login
+      env: [{{name: LOGIN_TOKEN, value: exec-env-secret-1}}, {{name: MODE, value: quiet-mode}}]
+contexts:
+- name: c
+  context: {{cluster: c, user: sa}}
+current-context: c
+"""
+
+
+def test_yaml_json_and_base64_content_all_decode_to_a_kubeconfig() -> None:
+    as_json = json.dumps(
+        {"apiVersion": "v1", "clusters": [], "users": [{"name": "x", "user": {"token": TOKEN}}]}
+    )
+    assert credentials.decode(data=YAML).startswith("apiVersion: v1")
+    assert json.loads(credentials.decode(data=as_json))["users"][0]["user"]["token"] == TOKEN
+    wrapped = base64.encodebytes(YAML.encode()).decode()  # with line breaks, as `base64` prints it
+    assert credentials.decode(data=wrapped) == YAML
+
+
+@pytest.mark.parametrize(
+    "data", ["", "just-a-word", "key: [unclosed\n  token: " + TOKEN, "bm90IGEga3ViZWNvbmZpZw=="]
+)
+def test_bad_content_is_rejected_without_quoting_it(data: str) -> None:
+    with pytest.raises(credentials.KubeconfigDataError) as info:
+        credentials.decode(data=data)
+    assert TOKEN not in str(info.value)
+    if data.strip():
+        assert data.strip() not in str(info.value)
+
+
+def test_token_like_values_are_found_for_masking() -> None:
+    values = credentials.secret_values(text=YAML)
+    assert TOKEN in values and KEY in values and "exec-env-secret-1" in values
+    assert (
+        "Q0VSVA==" not in values and "quiet-mode" not in values
+    )  # certificates and plain env are not secrets
+    encoded = base64.b64encode(YAML.encode()).decode()
+    assert credentials.mask_values(data=encoded)[0] == encoded  # the secret as stored is masked too
+    assert TOKEN in credentials.mask_values(data=encoded)
+
+
+def test_materialized_file_is_private_and_removed_afterwards() -> None:
+    with credentials.materialized(text=YAML) as path:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        assert mode == 0o600
+        with open(path) as fh:
+            assert fh.read() == YAML
+    assert not os.path.exists(path)
+
+
+def test_materialized_file_is_removed_when_the_run_raises() -> None:
+    with pytest.raises(RuntimeError), credentials.materialized(text=YAML) as path:
+        raise RuntimeError("boom")
+    assert not os.path.exists(path)

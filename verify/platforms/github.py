@@ -1,0 +1,99 @@
+"""GitHub Actions: workflow commands on stdout, step outputs and the job summary via files.
+
+Commands follow the runner's escaping rules, so a message with `%`, a newline or a `::` can
+never end a command early or start another one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+
+from verify.outcome import pod_problems
+from verify.report import RunResult, WorkloadResult
+
+
+def active(*, environ: Mapping[str, str]) -> bool:
+    """True inside a GitHub Actions step (the runner sets GITHUB_ACTIONS=true)."""
+    return environ.get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(text: str) -> str:
+    """A command's message: `%`, CR and LF are the characters the runner decodes."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A command property value: also `:` and `,`, which separate properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str = "", **properties: str) -> str:
+    """`::name key=value,...::message`, escaped."""
+    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def mask_lines(*, values: Sequence[str]) -> list[str]:
+    """`::add-mask::` per value (and per line of a multi-line value, which the runner needs)."""
+    out: list[str] = []
+    for value in values:
+        for part in [value, *value.splitlines()] if "\n" in value else [value]:
+            if part.strip() and command("add-mask", part) not in out:
+                out.append(command("add-mask", part))
+    return out
+
+
+def group_start(*, workload: str) -> str:
+    return command("group", workload)
+
+
+def group_end() -> str:
+    return "::endgroup::"
+
+
+def _title(workload: WorkloadResult) -> str:
+    return f"rollout-verify: {workload.kind} {workload.namespace}/{workload.name}"
+
+
+def error_lines(*, run: RunResult) -> list[str]:
+    """One `::error` annotation per failed pod of the last attempt, plus workload-level problems."""
+    lines: list[str] = []
+    if not run.workloads and run.result != "passed":
+        lines.append(command("error", run.message, title="rollout-verify"))
+    for wl in run.workloads:
+        title = _title(wl)
+        if wl.error:
+            lines.append(command("error", wl.error, title=title))
+        if not wl.attempts:
+            continue
+        last = wl.attempts[-1]
+        for problem in (*last.permanent_problems, *last.problems):
+            lines.append(command("error", problem, title=title))
+        for pod in last.pods:
+            problems = pod_problems(pod=pod)
+            if problems:
+                where = f" ({pod.node})" if pod.node else ""
+                lines.append(command("error", f"pod {pod.name}{where}: " + "; ".join(problems), title=title))
+    return lines
+
+
+def _delimiter(values: Sequence[str]) -> str:
+    while True:
+        delim = f"ghadelimiter_{uuid.uuid4()}"
+        if not any(delim in v for v in values):
+            return delim
+
+
+def write_outputs(*, path: str, outputs: Mapping[str, str]) -> None:
+    """Append `name<<DELIM` heredocs to $GITHUB_OUTPUT: safe for any value, even multi-line."""
+    delim = _delimiter(list(outputs.values()))
+    with open(path, "a", encoding="utf-8") as fh:
+        for name, value in outputs.items():
+            fh.write(f"{name}<<{delim}\n{value}\n{delim}\n")
+
+
+def append_summary(*, path: str, markdown: str) -> None:
+    """Append to $GITHUB_STEP_SUMMARY (other steps' summaries stay)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
