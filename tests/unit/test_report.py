@@ -173,6 +173,7 @@ def test_to_json_has_exact_shape() -> None:
                     {
                         "revision": "2",
                         "problems": ["short"],
+                        "diagnosis": [],
                         "pods": [
                             {
                                 "name": "web-1",
