@@ -17,7 +17,7 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 lint: venv
-	$(BIN)/ruff check verify tests tools
+	$(BIN)/ruff check verify tests bench tools
 	$(BIN)/mypy
 
 demo: venv

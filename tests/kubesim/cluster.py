@@ -15,6 +15,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Coroutine
@@ -94,6 +95,7 @@ class Cluster:
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
         self.requests = Requests()
         self.faults: list[Fault] = []
+        self.first_seen: dict[tuple[str, str], float] | None = None
         self.kubelets: dict[str, Kubelet] = {}
         self.controllers = Controllers(self)
         self.store.hooks.append(self._to_kubelets)
@@ -115,6 +117,7 @@ class Cluster:
             loop = asyncio.new_event_loop()
             self.loop = loop
             asyncio.set_event_loop(loop)
+            _pidfd_watcher(loop)
             try:
                 loop.run_until_complete(self._boot())
             except BaseException as e:
@@ -324,6 +327,29 @@ class Cluster:
     def count(self, route: tuple[str, str]) -> None:
         with self._lock:
             self.requests.counts[route] += 1
+            if self.first_seen is not None and route not in self.first_seen:
+                self.first_seen[route] = time.monotonic()
+
+    def mark(self) -> None:
+        """Start recording the monotonic time each (verb, resource) is first requested."""
+        with self._lock:
+            self.first_seen = {}
+
+    def freeze_deployment(self, name: str, namespace: str = "default") -> None:
+        """Stop the deployment controller touching `name`, so a test can set its status by hand."""
+        self.call(lambda: self.controllers.frozen.add((namespace, name)))
+
+    def set_deployment_status(self, name: str, status: dict[str, Any], namespace: str = "default") -> float:
+        """Write a Deployment's status (as its controller would); returns the monotonic write time."""
+        from .resources import BY_PATH as _BP
+
+        res = _BP[("apps", "deployments")]
+
+        def do() -> float:
+            self.store.mutate(res, namespace, name, lambda o: o.__setitem__("status", status), status=True)
+            return time.monotonic()
+
+        return self.call(do)
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -475,3 +501,18 @@ def _set_owners(refs: list[Any]) -> Callable[[Obj], None]:
         o["metadata"]["ownerReferences"] = refs
 
     return fn
+
+
+def _pidfd_watcher(loop: asyncio.AbstractEventLoop) -> None:
+    """Reap container and exec processes via pidfd on the loop, not one waiter thread per child
+    (asyncio's default), which costs more than the exec itself at hundreds of execs."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            watcher = asyncio.PidfdChildWatcher()
+            watcher.attach_loop(loop)
+            asyncio.get_event_loop_policy().set_child_watcher(watcher)
+        except (AttributeError, OSError, NotImplementedError):
+            pass  # older kernels: keep the default watcher

@@ -88,6 +88,8 @@ class Controllers:
         self.store = cluster.store
         self.rng = cluster.rng
         self.pending: set[tuple[str, str, str]] = set()
+        # deployments the controller leaves alone (benchmarks set their status by hand)
+        self.frozen: set[tuple[str, str]] = set()
         # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
         self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
         self.store.hooks.append(self._on_event)
@@ -283,7 +285,7 @@ class Controllers:
     # -- deployment ---------------------------------------------------------------
     def reconcile_deployment(self, ns: str, name: str) -> None:
         d = self.store.find(DEPLOY, ns, name)
-        if d is None or d["metadata"].get("deletionTimestamp"):
+        if d is None or d["metadata"].get("deletionTimestamp") or (ns, name) in self.frozen:
             return
         spec = d["spec"]
         tpl = copy.deepcopy(spec["template"])

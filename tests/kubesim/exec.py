@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
@@ -99,7 +97,8 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
             env=env,
-            start_new_session=True,
+            # no new session: lets CPython vfork/posix_spawn instead of fork()ing this big process
+            close_fds=False,
         )
     except OSError as e:
         await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
@@ -132,7 +131,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         # the client went away: nothing will read the output any more
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+                proc.kill()
 
     feeder = asyncio.get_running_loop().create_task(feed())
     try:
@@ -141,7 +140,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+                proc.kill()
     if code == 0:
         status: dict[str, Any] = {"metadata": {}, "status": "Success"}
     else:
