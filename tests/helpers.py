@@ -76,22 +76,42 @@ class Outcome:
     stdout: str
     stderr: str
     report: dict[str, Any] | None
+    junit: str = ""
+    summary: str = ""
+    outputs: str = ""  # every file --output-dir wrote, concatenated
 
     @property
     def everything(self) -> str:
-        return self.stdout + self.stderr + json.dumps(self.report or {})
+        """Every output a user or a pipeline could see: secrets must appear in none of them."""
+        return "\n".join(
+            [self.stdout, self.stderr, json.dumps(self.report or {}), self.junit, self.summary, self.outputs]
+        )
 
 
 def run_verify(
     *args: str, kubeconfig: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> Outcome:
-    """Run `python -m verify` as a user would, with a JSON report."""
-    report = tmp_path / f"report-{os.urandom(4).hex()}.json"
+    """Run `python -m verify` as a user would, with every report it can write."""
+    tag = os.urandom(4).hex()
+    report = tmp_path / f"report-{tag}.json"
+    junit = tmp_path / f"junit-{tag}.xml"
+    summary = tmp_path / f"summary-{tag}.md"
+    outdir = tmp_path / f"out-{tag}"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}
     full_env.update({"KUBECONFIG": kubeconfig, "HOME": str(tmp_path)})
     full_env.update(env or {})
+    reports = [
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+        "--summary",
+        str(summary),
+        "--output-dir",
+        str(outdir),
+    ]
     proc = subprocess.run(
-        [sys.executable, "-m", "verify", *args, "--report-json", str(report)],
+        [sys.executable, "-m", "verify", *args, *reports],
         capture_output=True,
         text=True,
         env=full_env,
@@ -99,4 +119,13 @@ def run_verify(
         timeout=timeout,
     )
     data = json.loads(report.read_text()) if report.exists() else None
-    return Outcome(proc.returncode, proc.stdout, proc.stderr, data)
+    files = sorted(outdir.iterdir()) if outdir.is_dir() else []
+    return Outcome(
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        data,
+        junit.read_text() if junit.exists() else "",
+        summary.read_text() if summary.exists() else "",
+        "\n".join(f.read_text(errors="replace") for f in files if f.is_file()),
+    )

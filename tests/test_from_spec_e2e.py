@@ -76,6 +76,7 @@ def test_second_seed_without_expectations_restarts_once_and_passes(
     assert "started before secret web-secrets had FEATURE_CREDENTIAL" in " ".join(first["diagnosis"])
     assert "a restart fixes it" in out.stderr
     assert cluster.requests[("patch", "deployments")] == 1
+    assert "<testsuite" in out.junit and "web" in out.summary and "passed" in out.outputs  # all were written
     assert_no_secret(out.everything)
 
 

@@ -429,9 +429,16 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         with _using_environ(environ):
-            return Settings(**overrides)
+            settings = Settings(**overrides)
     except ValidationError as exc:
         raise _config_error(exc) from None
+    if settings.from_spec is False and not (settings.expect_env or settings.expect_file):
+        raise ConfigError(
+            "from_spec",
+            "is off and no --expect-env/--expect-file is given: nothing to verify; "
+            "add an expectation or drop --no-from-spec",
+        )
+    return settings
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:

@@ -88,7 +88,8 @@ def test_repeatable_flags_replace_the_env_list() -> None:
     ],
 )
 def test_from_spec_is_tri_state(argv: list[str], env: dict[str, str], expected: bool) -> None:
-    assert load_settings(argv=argv, environ={**BASE, **env}).from_spec is expected
+    with_expectation = {**BASE, "VERIFY_EXPECT_ENV": "A", **env}
+    assert load_settings(argv=argv, environ=with_expectation).from_spec is expected
 
 
 @pytest.mark.parametrize(
@@ -185,3 +186,11 @@ def test_settings_fields_cover_every_setting_with_description() -> None:
     assert "deployment" in names and "volume_grace" in names and len(names) == len(set(names))
     assert rows[names.index("containers")][:3] == ("containers", "VERIFY_CONTAINERS", "--container")
     assert all(r[3] for r in rows)
+
+
+def test_no_from_spec_without_expectations_is_a_config_error() -> None:
+    from verify.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError) as err:
+        load_settings(argv=["--deployment", "web", "--no-from-spec"], environ={})
+    assert "nothing to verify" in str(err.value) and "\n" not in str(err.value)
