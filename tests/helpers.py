@@ -100,16 +100,14 @@ def run_verify(
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}
     full_env.update({"KUBECONFIG": kubeconfig, "HOME": str(tmp_path)})
     full_env.update(env or {})
-    reports = [
-        "--report-json",
-        str(report),
-        "--junit",
-        str(junit),
-        "--summary",
-        str(summary),
-        "--output-dir",
-        str(outdir),
-    ]
+    wanted = {"--report-json": report, "--junit": junit, "--summary": summary, "--output-dir": outdir}
+    reports: list[str] = []
+    for flag in list(wanted):
+        if flag in args:  # the test asked for this output itself: read it from there
+            wanted[flag] = Path(args[args.index(flag) + 1])
+        else:
+            reports += [flag, str(wanted[flag])]
+    report, junit, summary, outdir = wanted.values()
     proc = subprocess.run(
         [sys.executable, "-m", "verify", *args, *reports],
         capture_output=True,
