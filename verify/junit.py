@@ -67,8 +67,8 @@ def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
             failure=("error", workload.error, workload.error),
             error=True,
         )
-    if workload.attempts:
-        last = workload.attempts[-1]
+    last = workload.verdict_attempt
+    if last is not None:
         problems = [*last.permanent_problems, *last.problems]
         if problems:
             suite.case(

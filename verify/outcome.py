@@ -26,9 +26,10 @@ def pod_problems(*, pod: PodVerdict) -> list[str]:
 
 
 def last_attempt_failed_pods(*, workload: WorkloadResult) -> list[str]:
-    if not workload.attempts:
+    last = workload.verdict_attempt
+    if last is None:
         return []
-    return [p.name for p in workload.attempts[-1].pods if p.status is not CheckStatus.OK]
+    return [p.name for p in last.pods if p.status is not CheckStatus.OK]
 
 
 def failed_pods(*, run: RunResult) -> list[str]:

@@ -23,6 +23,12 @@ class WorkloadResult:
     attempts: tuple[AttemptVerdict, ...]
     restarted: bool
     error: str | None = None  # set when the workload could not be verified at all
+    # the last attempt predates the restart: its pods are gone, so it is history, not the verdict
+    superseded: bool = False
+
+    @property
+    def verdict_attempt(self) -> AttemptVerdict | None:
+        return None if self.superseded or not self.attempts else self.attempts[-1]
 
 
 @dataclass(frozen=True)
@@ -65,9 +71,9 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
     lines: list[str] = []
     if workload.error:
         lines.append(f"{label}: {workload.error}")
-    if not workload.attempts:
+    last = workload.verdict_attempt
+    if last is None:
         return lines
-    last = workload.attempts[-1]
     for problem in (*last.permanent_problems, *last.problems):
         lines.append(problem if problem.startswith(f"{label}: ") else f"{label}: {problem}")
     for pod in last.pods:
@@ -90,9 +96,9 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
 def _workload_summary(workload: WorkloadResult, result: str) -> str:
     label = _workload_label(workload)
     after = " after 1 restart" if workload.restarted else ""
-    if not workload.attempts:
+    last = workload.verdict_attempt
+    if last is None:
         return f"{label}: {workload.error or 'not verified'}"
-    last = workload.attempts[-1]
     total = len(last.pods)
     if last.ok and not workload.error:
         return f"{label}: {_plural(total, 'pod')} verified{after}"

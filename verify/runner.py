@@ -6,7 +6,9 @@ import base64
 import dataclasses
 import datetime as dt
 import hashlib
+import os
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,7 +32,7 @@ from verify.rollout import select_current_pods, waiting_reasons
 from verify.spec import Ref, derive, referenced_objects
 from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
 
-EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
 
@@ -283,6 +285,7 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
             attempts=tuple(run.attempts),
             restarted=run.restarts > 0,
             error=error,
+            superseded=error is not None and run.restarts >= len(run.attempts) > 0,
         )
         return RunResult(
             result=kind,
@@ -320,5 +323,17 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
     except SourceError as e:
         return result("error", EXIT_UNREADABLE, str(e), error=str(e))
     except kube.KubeError as e:
-        msg = f"cannot read or patch the workload: {e}" if e.status == 403 else str(e)
+        msg = f"forbidden: {e}" if e.status == 403 else str(e)
         return result("error", EXIT_UNREADABLE, msg, error=msg)
+    except Exception as e:
+        # a bug must still end as a one-line verdict, with the restart (if any) counted
+        msg = internal_error(e)
+        log(msg)
+        return result("error", EXIT_INTERNAL, msg, error=msg)
+
+
+def internal_error(exc: Exception) -> str:
+    """Name the exception type and where it was raised, never its message (it could quote data)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return f"internal error {type(exc).__name__}{where}: a bug in rollout-verify, please report it"

@@ -46,7 +46,9 @@ def _workload(wl: WorkloadResult) -> list[str]:
     if len(wl.attempts) > 1 or wl.restarted:
         lines += [_attempt_line(a, i + 1) for i, a in enumerate(wl.attempts)]
         lines += ["- restarted once" if wl.restarted else "- not restarted", ""]
-    last = wl.attempts[-1]
+    last = wl.verdict_attempt
+    if last is None:
+        return lines
     for problem in (*last.permanent_problems, *last.problems):
         lines.append(f"- ❌ {cell(problem)}")
     if last.permanent_problems or last.problems:

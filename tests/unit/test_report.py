@@ -254,3 +254,39 @@ def test_secret_digest_never_appears_in_any_output() -> None:
     for digest in (secret_digest, actual_digest):
         for n in (6, 12, 64):
             assert digest[:n] not in blob
+
+
+def test_attempt_superseded_by_the_restart_is_not_reported_as_the_verdict() -> None:
+    from verify.outcome import failed_pods
+
+    bad = AttemptVerdict(
+        "2",
+        (
+            PodVerdict(
+                "web-1", "node-1", (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISSING),)),)
+            ),
+        ),
+    )
+    wl = WorkloadResult(
+        "deployment", "default", "web", (bad,), restarted=True, error="forbidden: watch", superseded=True
+    )
+    result = RunResult(
+        result="error", exit_code=3, restarted=True, workloads=(wl,), message="forbidden: watch"
+    )
+    assert problem_lines(workload=wl) == ["deployment web: forbidden: watch"]
+    assert failed_pods(run=result) == []
+    assert "failed verification" not in verdict_line(run=result)
+    assert (
+        to_json(run=result)["workloads"][0]["attempts"][0]["pods"][0]["status"] == "missing"
+    )  # history kept
+
+
+def test_internal_error_names_type_and_place_but_never_the_message() -> None:
+    from verify.runner import internal_error
+
+    try:
+        raise ValueError("s3cr3t-in-message")
+    except ValueError as e:
+        line = internal_error(e)
+    assert line.startswith("internal error ValueError at test_report.py:")
+    assert "s3cr3t" not in line and "\n" not in line

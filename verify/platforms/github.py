@@ -65,9 +65,9 @@ def error_lines(*, run: RunResult) -> list[str]:
         title = _title(wl)
         if wl.error:
             lines.append(command("error", wl.error, title=title))
-        if not wl.attempts:
+        last = wl.verdict_attempt
+        if last is None:
             continue
-        last = wl.attempts[-1]
         for problem in (*last.permanent_problems, *last.problems):
             lines.append(command("error", problem, title=title))
         for pod in last.pods:
