@@ -1,0 +1,167 @@
+"""More kubesim fidelity: v4 exec, Recreate, paused, crash loops, config errors, watch drops, serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import websocket
+
+from tests.conftest import KUBECTL, Kubectl
+from tests.helpers import REPO, deployment, secret
+from tests.kubesim.cluster import Cluster
+
+
+def pod_named(cluster: Cluster, prefix: str) -> dict[str, object]:
+    pods = [p for p in cluster.list("Pod") if p["metadata"]["name"].startswith(prefix)]
+    assert pods
+    return pods[0]
+
+
+def test_exec_speaks_the_v4_channel_protocol(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_for(lambda: cluster.rollout_complete("web"))
+    name = pod_named(cluster, "web")["metadata"]["name"]  # type: ignore[index]
+    url = (
+        f"wss://127.0.0.1:{cluster.port}/api/v1/namespaces/default/pods/{name}/exec"
+        "?command=sh&command=-c&command=echo+hi%3B+exit+4&stdout=true&stderr=true"
+    )
+    ws = websocket.create_connection(
+        url,
+        header=[f"Authorization: Bearer {cluster.admin_token}"],
+        subprotocols=["v4.channel.k8s.io"],
+        sslopt={"cert_reqs": ssl.CERT_REQUIRED, "ca_certs": str(cluster.ca_path)},
+    )
+    assert ws.getsubprotocol() == "v4.channel.k8s.io"
+    frames: list[bytes] = []
+    while True:
+        try:
+            data = ws.recv()
+        except websocket.WebSocketConnectionClosedException:
+            break
+        if not data:
+            break
+        frames.append(data if isinstance(data, bytes) else data.encode())
+    assert frames[0] == b"\x01"  # the empty frame on the first writable channel
+    assert b"\x01hi\n" in frames
+    status = json.loads(next(f for f in frames if f[:1] == b"\x03")[1:])
+    assert status["reason"] == "NonZeroExitCode" and status["details"]["causes"][0] == {
+        "reason": "ExitCode",
+        "message": "4",
+    }
+
+
+def test_recreate_strategy_removes_old_pods_before_starting_new_ones(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    cluster.apply(deployment("web", replicas=2, strategy={"type": "Recreate"}))
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    old = {p["metadata"]["name"] for p in cluster.list("Pod")}
+    kubectl("set", "env", "deployment/web", "A=1")
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    new = {p["metadata"]["name"] for p in cluster.list("Pod") if not p["metadata"].get("deletionTimestamp")}
+    assert len(new) == 2 and not new & old
+    rs = json.loads(kubectl("get", "rs", "-o", "json"))["items"]
+    assert sorted(r["metadata"]["annotations"]["deployment.kubernetes.io/revision"] for r in rs) == ["1", "2"]
+
+
+def test_paused_deployment_does_not_roll_and_restart_is_refused(cluster: Cluster, kubectl: Kubectl) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    kubectl("rollout", "pause", "deployment/web")
+    kubectl("set", "env", "deployment/web", "A=1")
+    assert len(json.loads(kubectl("get", "rs", "-o", "json"))["items"]) == 1
+    proc = kubectl.run("rollout", "restart", "deployment/web", check=False)
+    assert proc.returncode != 0 and "paused" in proc.stderr
+    kubectl("rollout", "resume", "deployment/web")
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    assert len(json.loads(kubectl("get", "rs", "-o", "json"))["items"]) == 2
+
+
+def test_crash_loop_and_missing_secret_key_show_kubelet_reasons(cluster: Cluster, kubectl: Kubectl) -> None:
+    cluster.apply(deployment("crash", replicas=1, image="example/crashloop:1"))
+    cluster.apply(secret("s", {"A": "1"}))
+    cluster.apply(
+        deployment(
+            "cfg", replicas=1, env=[{"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "B"}}}]
+        )
+    )
+
+    def reason(prefix: str) -> str:
+        st = pod_named(cluster, prefix).get("status") or {}
+        cs = (st.get("containerStatuses") or [{}])[0]  # type: ignore[union-attr]
+        return str((cs.get("state") or {}).get("waiting", {}).get("reason", ""))
+
+    cluster.wait_for(lambda: reason("crash") == "CrashLoopBackOff", what="crash loop")
+    cluster.wait_for(lambda: reason("cfg") == "CreateContainerConfigError", what="config error")
+    pod = pod_named(cluster, "cfg")
+    msg = pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]  # type: ignore[index]
+    assert msg == "couldn't find key B in Secret default/s"
+    wide = kubectl("get", "pods")
+    assert "CrashLoopBackOff" in wide and "CreateContainerConfigError" in wide
+
+
+def test_verifier_resumes_after_the_watch_stream_drops(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.knobs.watch_drop_after = 0  # the first watch is cut before its first event
+    cluster.apply(
+        deployment(
+            "web", replicas=2, env=[{"name": "A", "value": "1"}], image="registry.local/doesnotexist:1"
+        )
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "verify",
+            "--kubeconfig",
+            kubeconfig,
+            "--deployment",
+            "web",
+            "--expect-env",
+            "A",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    cluster.wait_for(lambda: cluster.requests[("watch", "deployments")] >= 2, what="a second watch")
+    fixed = deployment("web", replicas=2, env=[{"name": "A", "value": "1"}])
+    cluster.apply(fixed)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    assert cluster.requests[("watch", "deployments")] >= 2
+
+
+def test_serve_writes_a_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> None:
+    kc = tmp_path / "kc"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.kubesim", "serve", "--kubeconfig", str(kc), "--nodes", "2"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("kubesim ready https://127.0.0.1:")
+        out = subprocess.run(
+            [KUBECTL, "get", "nodes", "--cache-dir", str(tmp_path / "c")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KUBECONFIG": str(kc), "HOME": str(tmp_path)},
+            check=True,
+        ).stdout
+        assert "node-1" in out and "node-2" in out
+        assert kc.stat().st_mode & 0o777 == 0o600
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
