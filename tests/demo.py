@@ -26,14 +26,14 @@ def main() -> int:
         say(f"kubesim is up at {cluster.url} (2 nodes); kubeconfig {kc}")
         cluster.apply(secret("web-secrets", {"DB_URL": "postgres://db/web"}))
         cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
-        cluster.wait_for(lambda: cluster.rollout_complete("web"), what="first rollout")
+        cluster.wait_rollout("web")
         say("deployment web rolled out; then the Secrets Store CSI driver syncs FEATURE_CREDENTIAL")
         cluster.apply(
             secret("web-secrets", {"DB_URL": "postgres://db/web", "FEATURE_CREDENTIAL": "demo-only-value"})
         )
         pods = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))
         cluster.delete("Pod", pods[0])
-        cluster.wait_for(lambda: cluster.rollout_complete("web"), what="replacement pod")
+        cluster.wait_rollout("web")
         say("kubectl rollout status says complete; every pod is Ready. Now: rollout-verify")
         cmd = [
             sys.executable,

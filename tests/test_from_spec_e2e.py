@@ -15,10 +15,6 @@ MANIFESTS = Path(__file__).parent / "manifests"
 PLANTED = "planted-S3CRET-value-9c1d"
 
 
-def rolled_out(cluster: Cluster, name: str) -> None:
-    cluster.wait_for(lambda: cluster.rollout_complete(name), what=f"rollout of {name}")
-
-
 def assert_no_secret(text: str) -> None:
     assert PLANTED not in text
     for v in (PLANTED, PLANTED + "-rotated"):
@@ -62,10 +58,10 @@ def test_second_seed_without_expectations_restarts_once_and_passes(
 ) -> None:
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
     kubectl("delete", "pod", sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0])
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.reset_counts()
 
     out = run_verify("--deployment", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
@@ -158,7 +154,7 @@ def test_rotated_secret_env_value_is_a_mismatch_without_revealing_it(
 ) -> None:
     cluster.apply(secret("creds", {"API_KEY": PLANTED}))
     cluster.apply(deployment("web", replicas=1, env_from=[{"secretRef": {"name": "creds"}}]))
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.apply(secret("creds", {"API_KEY": PLANTED + "-rotated"}))
     out = run_verify("--deployment", "web", "--restart", "never", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
@@ -179,7 +175,7 @@ def test_subpath_mount_is_diagnosed_as_never_updating(
             mounts=[{"name": "c", "mountPath": "/etc/settings.yaml", "subPath": "settings.yaml"}],
         )
     )
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.apply(configmap("app", {"settings.yaml": "v: 2\n"}))
     cluster.sync_volumes()
     out = run_verify("--deployment", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
@@ -204,7 +200,7 @@ def test_configmap_volume_updated_just_before_passes_within_grace_without_restar
             mounts=[{"name": "c", "mountPath": "/etc/app"}],
         )
     )
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.apply(configmap("app", {"app.conf": "v2"}))
     cluster.reset_counts()
     out = run_verify("--deployment", "web", "--volume-grace", "30s", kubeconfig=kubeconfig, tmp_path=tmp_path)

@@ -25,7 +25,7 @@ def pod_named(cluster: Cluster, prefix: str) -> dict[str, object]:
 
 def test_exec_speaks_the_v4_channel_protocol(cluster: Cluster) -> None:
     cluster.apply(deployment("web", replicas=1))
-    cluster.wait_for(lambda: cluster.rollout_complete("web"))
+    cluster.wait_rollout("web")
     name = pod_named(cluster, "web")["metadata"]["name"]  # type: ignore[index]
     url = (
         f"wss://127.0.0.1:{cluster.port}/api/v1/namespaces/default/pods/{name}/exec"

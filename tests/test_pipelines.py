@@ -21,7 +21,7 @@ def stale_pod(cluster: Cluster) -> tuple[str, str]:
     Returns (stale pod, fresh pod)."""
     cluster.apply(secret("web-env", {"DB_URL": "postgres://x"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-env"}}]))
-    cluster.wait_for(lambda: cluster.rollout_complete("web"), what="rollout of web")
+    cluster.wait_rollout("web")
     cluster.apply(secret("web-env", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}))
     first, second = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))
     cluster.delete("Pod", first)

@@ -77,7 +77,7 @@ def web_app(cluster: Cluster, *, stale_pod: bool) -> None:
             mounts=[{"name": "conf", "mountPath": "/etc/web"}, {"name": "tls", "mountPath": "/etc/tls"}],
         )
     )
-    cluster.wait_for(lambda: cluster.rollout_complete("web"), what="rollout of web")
+    cluster.wait_rollout("web")
     if stale_pod:  # the key is synced after the pods started; a replaced pod sees it, the other not
         cluster.apply(secret("web-env", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}))
         cluster.delete("Pod", sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0])

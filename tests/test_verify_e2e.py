@@ -17,10 +17,6 @@ MANIFESTS = Path(__file__).parent / "manifests"
 PLANTED = "s3cr3t-planted-value-41f7"
 
 
-def rolled_out(cluster: Cluster, name: str) -> None:
-    cluster.wait_for(lambda: cluster.rollout_complete(name), what=f"rollout of {name}")
-
-
 def patches(cluster: Cluster) -> int:
     return cluster.requests[("patch", "deployments")]
 
@@ -72,12 +68,12 @@ def test_pod_started_before_secret_sync_is_detected_then_fixed_by_one_restart(
 ) -> None:
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     # The CSI driver syncs the key after the pods started; one pod is then replaced and sees it.
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
     first = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0]
     kubectl("delete", "pod", first)
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.reset_counts()
 
     out = run_verify(
@@ -254,7 +250,7 @@ def test_transient_api_errors_are_retried(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, fault: Fault, route: tuple[str, str]
 ) -> None:
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.reset_counts()
     cluster.inject(fault)
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
@@ -274,7 +270,7 @@ def test_secret_file_digest_and_value_never_appear_in_outputs(
             mounts=[{"name": "t", "mountPath": "/var/run/tok"}],
         )
     )
-    rolled_out(cluster, "web")
+    cluster.wait_rollout("web")
     cluster.apply(secret("tok", {"token": PLANTED + "-rotated"}))  # volumes refresh; let them differ first
     out = run_verify(
         "--deployment",

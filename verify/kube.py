@@ -39,9 +39,13 @@ class Connection:
     namespace: str
     configuration: Any  # kubernetes.client.Configuration, for exec
     http: httpx.Client
+    # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
+    # its connection with it, and the requests that follow should not pay a new TLS handshake.
+    watch_http: httpx.Client
 
     def close(self) -> None:
         self.http.close()
+        self.watch_http.close()
 
 
 def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 32) -> Connection:
@@ -94,15 +98,20 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
         if cfg.cert_file:
             verify.load_cert_chain(cfg.cert_file, cfg.key_file)
     limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
-    http = httpx.Client(
-        auth=_ConfigAuth(cfg),
-        base_url=cfg.host,
-        headers=headers,
-        verify=verify,
-        limits=limits,
-        timeout=httpx.Timeout(30.0),
+
+    def rest_client() -> httpx.Client:
+        return httpx.Client(
+            auth=_ConfigAuth(cfg),
+            base_url=cfg.host,
+            headers=headers,
+            verify=verify,
+            limits=limits,
+            timeout=httpx.Timeout(30.0),
+        )
+
+    return Connection(
+        host=cfg.host, namespace=namespace, configuration=cfg, http=rest_client(), watch_http=rest_client()
     )
-    return Connection(host=cfg.host, namespace=namespace, configuration=cfg, http=http)
 
 
 class _ConfigAuth(httpx.Auth):
@@ -181,7 +190,7 @@ class Api:
         self.requests += 1
         read = max(self.deadline.remaining(), 0.1) + 5
         try:
-            with self.conn.http.stream(
+            with self.conn.watch_http.stream(
                 "GET",
                 path,
                 params={**params, "watch": "true"},

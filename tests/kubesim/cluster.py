@@ -410,6 +410,12 @@ class Cluster:
             time.sleep(0.05)
         raise TimeoutError(f"kubesim: timed out waiting for {what}")
 
+    def wait_rollout(self, name: str, namespace: str = "default", timeout: float = 60.0) -> None:
+        """Block until the Deployment is complete as kubectl judges it."""
+        self.wait_for(
+            lambda: self.rollout_complete(name, namespace), timeout=timeout, what=f"rollout of {name}"
+        )
+
     def rollout_complete(self, name: str, namespace: str = "default") -> bool:
         d = self.get("Deployment", name, namespace)
         if d is None:
