@@ -288,3 +288,39 @@ def test_secret_file_digest_and_value_never_appear_in_outputs(
     for d in digests:
         assert d[:12] not in text
     assert json.dumps(out.report)  # a report was written either way
+
+
+def test_exec_that_outlives_exec_timeout_is_uninspectable_and_counts_as_failure(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.exec_latency = 3.0
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "A",
+        "--exec-timeout",
+        "1s",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert "exec did not finish within 1s" in out.stdout
+    assert out.report is not None
+    assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
+
+
+def test_a_transient_uninspectable_pod_gets_the_one_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.inject(Fault("status", status=500, match="^create pods/exec$", times=1))
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["restarted"] is True
+    assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
