@@ -43,10 +43,9 @@ def main() -> int:
             kc,
             "--deployment",
             "web",
-            "--expect-env",
-            "FEATURE_CREDENTIAL",
         ]
-        print("$ rollout-verify --deployment web --expect-env FEATURE_CREDENTIAL", flush=True)
+        # no --expect-*: the expectations come from the pod spec and the live Secret
+        print("$ rollout-verify --deployment web", flush=True)
         code = subprocess.call(cmd, cwd=REPO)
         say(
             f"exit code {code}; restarts issued by rollout-verify: {cluster.requests[('patch', 'deployments')]}"
