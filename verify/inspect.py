@@ -20,6 +20,7 @@ from verify.model import (
     PodTarget,
     Uninspectable,
 )
+from verify.retry import Deadline
 
 # POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never code:
 # only shell identifiers ever reach `eval`, paths are passed as argv.
@@ -190,9 +191,16 @@ class Inspector:
     """Runs the probe in every selected container with bounded parallelism."""
 
     def __init__(
-        self, *, configuration: Any, exec_timeout: float, concurrency: int, run_key: RunKey | None = None
+        self,
+        *,
+        configuration: Any,
+        exec_timeout: float,
+        concurrency: int,
+        run_key: RunKey | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.run_key = run_key or RunKey()
+        self.deadline = deadline
         self.configuration = configuration
         self.exec_timeout = exec_timeout
         self.concurrency = concurrency
@@ -216,6 +224,16 @@ class Inspector:
         from kubernetes.client.exceptions import ApiException
         from kubernetes.stream import stream
 
+        timeout = self.exec_timeout
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline.remaining())
+            if timeout <= 0:
+                return ContainerObservation(
+                    container=container,
+                    error=Uninspectable(
+                        "timeout", "the run's --timeout ran out before this exec", permanent=False
+                    ),
+                )
         with self._lock:
             self.execs += 1
         try:
@@ -230,7 +248,7 @@ class Inspector:
                 stdout=True,
                 tty=False,
                 _preload_content=False,
-                _request_timeout=self.exec_timeout,
+                _request_timeout=timeout,
             )
         except ApiException as e:
             return ContainerObservation(
@@ -245,13 +263,13 @@ class Inspector:
                 error=Uninspectable("exec_failed", f"exec failed: {type(e).__name__}", permanent=False),
             )
         try:
-            ws.run_forever(timeout=self.exec_timeout)
+            ws.run_forever(timeout=timeout)
             if ws.is_open():
                 return ContainerObservation(
                     container=container,
                     error=Uninspectable(
                         "timeout",
-                        f"exec did not finish within {self.exec_timeout:g}s",
+                        f"exec did not finish within {timeout:g}s",
                         permanent=False,
                     ),
                 )

@@ -272,6 +272,7 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
         configuration=connection.configuration,
         exec_timeout=settings.exec_timeout,
         concurrency=settings.concurrency,
+        deadline=deadline,
     )
     run = Run(settings=settings, namespace=ns, api=api, inspector=inspector, log=log)
 
