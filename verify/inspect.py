@@ -201,28 +201,50 @@ class Inspector:
     ) -> None:
         self.run_key = run_key or RunKey()
         self.deadline = deadline
+        # websocket-client's connect and reads block without limit unless given a default
+        import websocket
+
+        websocket.setdefaulttimeout(exec_timeout)
         self.configuration = configuration
         self.exec_timeout = exec_timeout
         self.concurrency = concurrency
-        self._local = threading.local()
         self.execs = 0
         self._lock = threading.Lock()
 
-    def _core(self) -> Any:
-        # `stream()` swaps the ApiClient's call_api while it runs: one client per thread.
-        core = getattr(self._local, "core", None)
-        if core is None:
-            from kubernetes import client
+    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
+        """The official client's WebSocket exec (`kubernetes.stream.ws_client`), called directly:
+        the generated CoreV1Api costs ~0.4 s to import and is not thread-safe under `stream()`."""
+        from urllib.parse import quote
 
-            core = client.CoreV1Api(client.ApiClient(self.configuration))
-            self._local.core = core
-        return core
+        from kubernetes.stream import ws_client
+
+        cfg = self.configuration
+        query = [("command", a) for a in argv]
+        query += [
+            ("container", container),
+            ("stderr", "true"),
+            ("stdin", "false"),
+            ("stdout", "true"),
+            ("tty", "false"),
+        ]
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
+        url = ws_client.get_websocket_url(cfg.host + path, query)
+        headers = {}
+        token = cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
+        if token:
+            headers["authorization"] = token
+        try:
+            return ws_client.WSClient(cfg, url, headers, True)
+        except Exception as e:
+            # the same shape `stream()` raises: ApiException(status=0, reason=<handshake text>)
+            from kubernetes.client.exceptions import ApiException
+
+            raise ApiException(status=0, reason=str(e)) from None
 
     def inspect_container(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
         from kubernetes.client.exceptions import ApiException
-        from kubernetes.stream import stream
 
         timeout = self.exec_timeout
         if self.deadline is not None:
@@ -237,18 +259,11 @@ class Inspector:
         with self._lock:
             self.execs += 1
         try:
-            ws = stream(
-                self._core().connect_get_namespaced_pod_exec,
-                pod.name,
-                namespace,
+            ws = self._open(
+                namespace=namespace,
+                pod=pod.name,
                 container=container,
-                command=probe_argv(expectations, self.run_key),
-                stderr=True,
-                stdin=False,
-                stdout=True,
-                tty=False,
-                _preload_content=False,
-                _request_timeout=timeout,
+                argv=probe_argv(expectations, self.run_key),
             )
         except ApiException as e:
             return ContainerObservation(
