@@ -59,9 +59,11 @@ class Authorizer:
         self.tokens[token] = user
 
     def authenticate(self, header: str | None) -> User | None:
-        if not header or not header.startswith("Bearer "):
+        # the apiserver compares the scheme case-insensitively (the in-cluster loader sends "bearer")
+        scheme, _, token = (header or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
             return None
-        return self.tokens.get(header[len("Bearer ") :].strip())
+        return self.tokens.get(token.strip())
 
     def allowed(
         self, user: User, verb: str, group: str, resource: str, namespace: str, name: str = ""
