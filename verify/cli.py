@@ -224,5 +224,11 @@ def _terminate(signum: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
-    code = run(argv=list(sys.argv[1:] if argv is None else argv), environ=os.environ)
+    try:
+        code = run(argv=list(sys.argv[1:] if argv is None else argv), environ=os.environ)
+    except Exception as e:  # a bug must still end as one line (type and place, never the message)
+        from verify.runner import EXIT_INTERNAL, internal_error
+
+        _stderr(f"rollout-verify: {internal_error(e)}")
+        code = EXIT_INTERNAL
     sys.exit(code)

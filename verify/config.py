@@ -7,6 +7,7 @@ the step either way and errors can always say which knob to turn.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -116,8 +117,20 @@ def _split_list(value: Any, *, newline_only: bool) -> list[Any]:
     return out
 
 
+MAX_DURATION = 24 * 3600.0  # a pipeline step that waits a day is a mistake, not a setting
+
+
 def parse_duration(value: Any) -> float:
     """Seconds from `90`, `90s`, `10m`, `1h`, `1m30s` (or a number), so YAML can be readable."""
+    seconds = _duration(value)
+    if not math.isfinite(seconds) or seconds > MAX_DURATION:
+        raise ValueError(
+            f'"{value}" is not a usable duration; use at most {MAX_DURATION // 3600:g}h, e.g. 10m'
+        )
+    return seconds
+
+
+def _duration(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration; use e.g. 90, 90s, 10m or 1m30s")
     if isinstance(value, int | float):

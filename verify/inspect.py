@@ -3,6 +3,7 @@ sha256 of each expected file. Values never leave the pod; only key names and dig
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -25,48 +26,49 @@ from verify.retry import Deadline
 # POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never code:
 # only shell identifiers ever reach `eval`, paths are passed as argv.
 PROBE = r"""
-mode=
-ipad=
-for a in "$@"; do
-  case "$a" in
-    --env) mode=env; continue;; --file) mode=file; continue;; --val) mode=val; continue;;
-    --ipad) mode=ipad; continue;;
+__rv_m=
+__rv_ipad=
+for __rv_a in "$@"; do
+  case "$__rv_a" in
+    --rv-env) __rv_m=env; continue;; --rv-file) __rv_m=file; continue;;
+    --rv-val) __rv_m=val; continue;; --rv-ipad) __rv_m=ipad; continue;;
   esac
-  if [ "$mode" = ipad ]; then
-    ipad=$a
-  elif [ "$mode" = env ]; then
-    case "$a" in
+  if [ "$__rv_m" = ipad ]; then
+    __rv_ipad=$__rv_a
+  elif [ "$__rv_m" = env ]; then
+    case "$__rv_a" in
       *[!A-Za-z0-9_]*|[0-9]*)
         # not a shell identifier (allowed by the kubelet; dash does not export it): read the
         # shell's own initial environment
         if { tr '\000' '\n' < /proc/$$/environ 2>/dev/null || env; } |
-          { while IFS= read -r l; do case "$l" in "$a="*) exit 0;; esac; done; exit 1; }
-        then echo "env 1 $a"; else echo "env 0 $a"; fi;;
+          { while IFS= read -r __rv_l; do case "$__rv_l" in "$__rv_a="*) exit 0;; esac; done; exit 1; }
+        then printf 'env 1 %s\n' "$__rv_a"; else printf 'env 0 %s\n' "$__rv_a"; fi;;
       *)
-        if eval "[ -n \"\${$a+x}\" ]"; then echo "env 1 $a"; else echo "env 0 $a"; fi;;
+        if eval "[ -n \"\${$__rv_a+x}\" ]"; then printf 'env 1 %s\n' "$__rv_a"
+        else printf 'env 0 %s\n' "$__rv_a"; fi;;
     esac
-  elif [ "$mode" = val ]; then
-    case "$a" in *[!A-Za-z0-9_]*|[0-9]*|'') echo "val - $a"; continue;; esac
-    if eval "[ -n \"\${$a+x}\" ]"; then
-      command -v sha256sum >/dev/null 2>&1 || { echo "notool sha256sum"; exit 0; }
-      eval "v=\${$a}"
-      h=$({ printf "$ipad"; printf '%s' "$v"; } | sha256sum)
-      v=
-      echo "val ${h%% *} $a"
+  elif [ "$__rv_m" = val ]; then
+    case "$__rv_a" in *[!A-Za-z0-9_]*|[0-9]*|'') printf 'val - %s\n' "$__rv_a"; continue;; esac
+    if eval "[ -n \"\${$__rv_a+x}\" ]"; then
+      command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
+      eval "__rv_v=\${$__rv_a}"
+      __rv_h=$({ printf "$__rv_ipad"; printf '%s' "$__rv_v"; } | sha256sum)
+      __rv_v=
+      printf 'val %s %s\n' "${__rv_h%% *}" "$__rv_a"
     else
-      echo "val - $a"
+      printf 'val - %s\n' "$__rv_a"
     fi
   else
-    if [ -f "$a" ] && [ -r "$a" ]; then
-      command -v sha256sum >/dev/null 2>&1 || { echo "notool sha256sum"; exit 0; }
-      h=$(sha256sum < "$a") || { echo "file - $a"; continue; }
-      echo "file ${h%% *} $a"
+    if [ -f "$__rv_a" ] && [ -r "$__rv_a" ]; then
+      command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
+      __rv_h=$(sha256sum < "$__rv_a") || { printf 'file - %s\n' "$__rv_a"; continue; }
+      printf 'file %s %s\n' "${__rv_h%% *}" "$__rv_a"
     else
-      echo "file - $a"
+      printf 'file - %s\n' "$__rv_a"
     fi
   fi
 done
-echo end
+printf 'end\n'
 """
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
@@ -94,11 +96,11 @@ class RunKey:
 def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
     argv = ["sh", "-c", PROBE, "rollout-verify"]
     if expectations.env:
-        argv += ["--env", *expectations.env]
+        argv += ["--rv-env", *expectations.env]
     if expectations.env_values and run_key is not None:
-        argv += ["--ipad", run_key.ipad_format(), "--val", *(v.key for v in expectations.env_values)]
+        argv += ["--rv-ipad", run_key.ipad_format(), "--rv-val", *(v.key for v in expectations.env_values)]
     if expectations.files:
-        argv += ["--file", *(f.path for f in expectations.files)]
+        argv += ["--rv-file", *(f.path for f in expectations.files)]
     return argv
 
 
@@ -291,8 +293,15 @@ class Inspector:
             out = ws.read_stdout() or ""
             err_text = ws.read_stderr() or ""
             raw_status = ws.read_channel(3) or ""
+        except Exception as e:
+            # a dropped or reset stream mid-exec is this container's verdict, not the run's crash
+            return ContainerObservation(
+                container=container,
+                error=Uninspectable("exec_failed", f"exec stream broke: {type(e).__name__}", permanent=False),
+            )
         finally:
-            ws.close()
+            with contextlib.suppress(Exception):
+                ws.close()
         try:
             status = (
                 json.loads(raw_status) if raw_status else {"status": "Failure", "message": "no exec status"}

@@ -6,6 +6,7 @@ response (headers and bodies may hold tokens)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import ssl
 from collections.abc import Generator, Iterator
@@ -87,16 +88,22 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
         raise KubeConfigError(
             f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
         ) from None
+    except KubeConfigError:
+        raise
+    except Exception as e:  # YAML, base64, PEM, missing keys: the loader raises many kinds
+        raise _unloadable(e) from None
     headers = {"Accept": "application/json", "User-Agent": "rollout-verify/0.1"}
-    verify: ssl.SSLContext | bool = False
-    if cfg.verify_ssl:
-        verify = (
-            ssl.create_default_context(cafile=cfg.ssl_ca_cert)
-            if cfg.ssl_ca_cert
-            else ssl.create_default_context()
-        )
+    try:
+        if cfg.verify_ssl:
+            verify: ssl.SSLContext = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
+        else:
+            verify = ssl.create_default_context()
+            verify.check_hostname = False
+            verify.verify_mode = ssl.CERT_NONE
         if cfg.cert_file:
             verify.load_cert_chain(cfg.cert_file, cfg.key_file)
+    except (OSError, ValueError) as e:
+        raise _unloadable(e) from None
     limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
 
     def rest_client() -> httpx.Client:
@@ -111,6 +118,14 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
 
     return Connection(
         host=cfg.host, namespace=namespace, configuration=cfg, http=rest_client(), watch_http=rest_client()
+    )
+
+
+def _unloadable(e: Exception) -> KubeConfigError:
+    """A malformed kubeconfig (YAML, base64, PEM): name the kind of problem, never the content."""
+    return KubeConfigError(
+        f"--kubeconfig/--context: the kubeconfig cannot be loaded ({type(e).__name__}); "
+        "check the file (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
     )
 
 
@@ -140,12 +155,19 @@ def status_message(body: bytes | str, fallback: str) -> tuple[str, str]:
     return fallback, ""
 
 
+def _tls_reason(e: Exception) -> str:
+    if "CERTIFICATE_VERIFY_FAILED" in str(e):
+        return "the server's certificate is not trusted by the kubeconfig's CA (certificate verify failed)"
+    return type(e).__name__
+
+
 def _retry_after(resp: httpx.Response) -> float | None:
     v = resp.headers.get("Retry-After")
     try:
-        return float(v) if v is not None else None
+        seconds = float(v) if v is not None else None
     except ValueError:
-        return None
+        return None  # an HTTP date or garbage: fall back to our own backoff
+    return seconds if seconds is not None and math.isfinite(seconds) and 0 <= seconds <= 600 else None
 
 
 class Api:
@@ -162,6 +184,9 @@ class Api:
         try:
             resp = self.conn.http.request(method, path, timeout=timeout, **kw)
         except httpx.TransportError as e:
+            if "CERTIFICATE_VERIFY_FAILED" in str(e) or isinstance(e, httpx.UnsupportedProtocol):
+                # retrying cannot fix a certificate or a URL: say so at once
+                raise KubeError(f"cannot connect to {self.conn.host}: {_tls_reason(e)}") from None
             raise retry.Transient(
                 f"cannot reach the API server at {self.conn.host}: {type(e).__name__}"
             ) from None

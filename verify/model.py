@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -84,7 +84,11 @@ class Expectations:
     def merged(self, other: Expectations) -> Expectations:
         """Union, `other` winning on the same key/path."""
         env = tuple(dict.fromkeys((*self.env, *other.env)))
-        files = {f.path: f for f in (*self.files, *other.files)}
+        files: dict[str, ExpectedFile] = {}
+        for f in (*self.files, *other.files):
+            prev = files.get(f.path)
+            # a path known to be Secret-backed stays secret whichever expectation wins
+            files[f.path] = replace(f, secret=True) if prev is not None and prev.secret else f
         values = {v.key: v for v in (*self.env_values, *other.env_values)}
         sources = dict((*self.env_sources, *other.env_sources))
         return Expectations(env, tuple(files.values()), tuple(values.values()), tuple(sources.items()))

@@ -41,24 +41,29 @@ def retryable_status(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-def _waits(*, base: float, cap: float) -> Generator[float | None, Any, None]:
-    """Full-jitter exponential waits; a Retry-After hint replaces the computed wait."""
+def _waits(*, base: float, cap: float, deadline: Deadline) -> Generator[float | None, Any, None]:
+    """Full-jitter exponential waits; a Retry-After hint replaces the computed wait. No wait
+    outlasts the deadline (backoff's own cap is measured before the attempt, not after)."""
     exc: Any = yield None
     attempt = 0
     while True:
         hint = getattr(exc, "retry_after", None)
         wait = float(hint) if hint is not None else random.uniform(0, min(cap, base * 2**attempt))
         attempt += 1
-        exc = yield wait
+        exc = yield max(0.0, min(wait, deadline.remaining()))
 
 
 def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: float = 5.0) -> T:
     """Run `fn`, retrying `Transient` failures with backoff until the deadline runs out."""
 
     @backoff.on_exception(
-        cast("Callable[[], Generator[float, None, None]]", lambda: _waits(base=base, cap=cap)),
+        cast(
+            "Callable[[], Generator[float, None, None]]",
+            lambda: _waits(base=base, cap=cap, deadline=deadline),
+        ),
         Transient,
         max_time=deadline.remaining,
+        giveup=lambda _e: deadline.expired,
         jitter=None,
         raise_on_giveup=True,
         logger=None,

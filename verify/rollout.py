@@ -17,6 +17,19 @@ REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 TEMPLATE_HASH_LABEL = "pod-template-hash"
 TIMED_OUT_REASON = "ProgressDeadlineExceeded"
 _MAX_MESSAGE = 300
+# waiting reasons whose message the kubelet writes itself (never application output)
+KUBELET_MESSAGES = frozenset(
+    {
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "ContainerCreating",
+        "CrashLoopBackOff",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -209,8 +222,8 @@ def _terminated_text(term: Mapping[str, Any]) -> str:
     parts = [f"exit code {_int(term, 'exitCode')}"]
     if _str(term, "reason"):
         parts.append(f"({_str(term, 'reason')})")
-    text = " ".join(parts)
-    return f"{text}: {_clean(_str(term, 'message'))}" if _str(term, "message") else text
+    # never the termination message: with FallbackToLogsOnError it is the tail of the app's log
+    return " ".join(parts)
 
 
 def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) -> list[str]:
@@ -224,7 +237,7 @@ def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) 
         terminated = _dict(cs, "state", "terminated")
         if waiting:
             line = f"{head}: {_str(waiting, 'reason') or 'Waiting'}"
-            if _str(waiting, "message"):
+            if _str(waiting, "message") and _str(waiting, "reason") in KUBELET_MESSAGES:
                 line += f": {_clean(_str(waiting, 'message'))}"
             last = _dict(cs, "lastState", "terminated")
             if _str(waiting, "reason") == "CrashLoopBackOff" and last:

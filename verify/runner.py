@@ -29,7 +29,7 @@ from verify.model import (
 from verify.policy import decide
 from verify.report import RunResult, WorkloadResult, problem_lines
 from verify.rollout import select_current_pods, waiting_reasons
-from verify.spec import Ref, derive, referenced_objects
+from verify.spec import Ref, derive, mark_secret_files, referenced_objects
 from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
@@ -125,7 +125,7 @@ def container_expectations(run: Run, dep: dict[str, Any]) -> dict[str, Expectati
         c["name"] for c in pod_spec.get("containers") or [] if not s.containers or c["name"] in s.containers
     ]
     if not uses_spec(s):
-        return {n: explicit for n in names}
+        return {n: mark_secret_files(expectations=explicit, pod_spec=pod_spec, container=n) for n in names}
     objects: dict[Ref, dict[str, Any] | None] = {}
     for kind, name in sorted(referenced_objects(pod_spec=pod_spec)):
         plural = "configmaps" if kind == "configmap" else "secrets"
@@ -136,7 +136,12 @@ def container_expectations(run: Run, dep: dict[str, Any]) -> dict[str, Expectati
                 raise
             objects[(kind, name)] = None
     derived = derive(pod_spec=pod_spec, containers=names, objects=objects, hmac_key=run.inspector.run_key.key)
-    return {n: derived.get(n, Expectations()).merged(explicit) for n in names}
+    return {
+        n: mark_secret_files(
+            expectations=derived.get(n, Expectations()).merged(explicit), pod_spec=pod_spec, container=n
+        )
+        for n in names
+    }
 
 
 def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -> set[tuple[str, str]] | None:
@@ -168,7 +173,13 @@ def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
     sel = _selector(dep)
     rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
     pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
-    selection = select_current_pods(deployment=dep, replicasets=rss, pods=pods, containers=s.containers)
+    # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
+    template = [
+        c["name"] for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
+    ]
+    selection = select_current_pods(
+        deployment=dep, replicasets=rss, pods=pods, containers=s.containers or template
+    )
     expectations = container_expectations(run, dep)
     run.log(
         f"deployment {s.deployment}: inspecting {len(selection.pods)} pods of revision {selection.revision}"
@@ -317,6 +328,10 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
             for line in problem_lines(workload=seen):
                 log(line)
             log(f"deployment {settings.deployment}: {decision.reason}")
+            if api.deadline.expired:
+                # no time left to see a new rollout through: restarting now would change the
+                # cluster for nothing
+                raise RolloutNotComplete(f"--timeout ran out before the restart ({decision.reason})", dep)
             restart(run, dep)
     except RolloutNotComplete as e:
         msg = _rollout_failure(run, e)

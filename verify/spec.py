@@ -10,6 +10,7 @@ objects or keys add nothing.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import posixpath
@@ -65,6 +66,13 @@ def object_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
     return out
 
 
+def env_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
+    """What env can take from an object: a ConfigMap's `data` only (never `binaryData`)."""
+    if obj.get("kind") == "Secret":
+        return object_data(obj)
+    return {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
+
+
 def source_of(kind: str, obj: Mapping[str, Any]) -> Source:
     meta = obj.get("metadata") or {}
     return Source(
@@ -91,7 +99,7 @@ def _env(
             if obj is None:
                 continue  # optional and absent (a required one would have stopped the rollout)
             src = source_of(kind, obj)
-            for k, v in object_data(obj).items():
+            for k, v in env_data(obj).items():
                 name = prefix + k
                 if not _ENV_NAME.match(name):
                     continue  # the kubelet skips invalid names too
@@ -110,7 +118,10 @@ def _env(
             if "$(" in literal:
                 values.pop(name, None)  # expanded in the pod from other vars: check the key only
             else:
-                values[name] = ExpectedEnv(name, env_hmac(key, literal.encode()), "the pod spec")
+                # `$$` is the escape for a literal `$`, even with nothing to expand
+                values[name] = ExpectedEnv(
+                    name, env_hmac(key, literal.replace("$$", "$").encode()), "the pod spec"
+                )
             continue
         ref = None
         for kind, field in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
@@ -123,12 +134,10 @@ def _env(
             continue
         kind, sel = ref
         obj = objects.get((kind, sel.get("name", "")))
-        data = object_data(obj) if obj is not None else {}
+        data = env_data(obj) if obj is not None else {}
         if sel.get("key") not in data:
-            if sel.get("optional"):
-                names.pop(name, None)
-                values.pop(name, None)
-                sources.pop(name, None)
+            # optional and absent: the kubelet skips the entry, so an earlier envFrom value stands
+            # (a required one would have stopped the container: CreateContainerConfigError)
             continue
         src = source_of(kind, obj)  # type: ignore[arg-type]
         names[name] = None
@@ -183,6 +192,8 @@ def _files(
         vol = volumes.get(vm.get("name"))
         if vol is None:
             continue
+        if vm.get("subPathExpr"):
+            continue  # expanded per pod from its env: not derivable from the template alone
         sub = (vm.get("subPath") or "").strip("/")
         mount = vm.get("mountPath", "")
         for rel, content, src in volume_files(vol, objects):
@@ -227,3 +238,31 @@ def derive(
             env_sources=tuple(sources.items()),
         )
     return out
+
+
+def _secret_volume(volume: Mapping[str, Any]) -> bool:
+    if "secret" in volume:
+        return True
+    return any("secret" in s for s in (volume.get("projected") or {}).get("sources") or [])
+
+
+def mark_secret_files(
+    *, expectations: Expectations, pod_spec: Mapping[str, Any], container: str
+) -> Expectations:
+    """Flag expected files that live on a Secret-backed mount, however the user specified them,
+    so their digests are never printed (an explicit sha256: spec would not know)."""
+    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or []}
+    mounts: list[str] = []
+    for c in pod_spec.get("containers") or []:
+        if c.get("name") != container:
+            continue
+        for vm in c.get("volumeMounts") or []:
+            vol = volumes.get(vm.get("name"))
+            if vol is not None and _secret_volume(vol):
+                mounts.append(str(vm.get("mountPath", "")).rstrip("/"))
+
+    def secret(path: str) -> bool:
+        return any(m and (path == m or path.startswith(m + "/")) for m in mounts)
+
+    files = tuple(dataclasses.replace(f, secret=True) if secret(f.path) else f for f in expectations.files)
+    return dataclasses.replace(expectations, files=files)

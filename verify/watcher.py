@@ -36,6 +36,9 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
         remaining = api.deadline.remaining()
         if remaining <= 0:
             raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
+        if dep.get("spec", {}).get("paused"):
+            # a paused Deployment never progresses: waiting out the timeout would only hide that
+            raise RolloutNotComplete(f"deployment {name} is paused: {state.message}", dep)
         rv = dep["metadata"]["resourceVersion"]
         try:
             with api.watch(
@@ -75,5 +78,8 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
                     continue  # stream ended (timeoutSeconds): resume from the last version seen
         except retry.Transient:
             time.sleep(min(0.5, api.deadline.remaining()))
-        if not rollout_state(deployment=dep).done and not rollout_state(deployment=dep).failed:
+        state = rollout_state(deployment=dep)
+        if not state.done and not state.failed:
+            if api.deadline.expired:
+                raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
             dep = api.get(deployment_path(namespace, name))

@@ -118,11 +118,15 @@ def pod_object_refs(pod: Obj) -> set[tuple[str, str, str]]:
     return out
 
 
-def object_data(obj: Obj) -> dict[str, bytes]:
-    """Decoded key → bytes of a ConfigMap (data + binaryData) or Secret (base64 data)."""
+def object_data(obj: Obj, *, env: bool = False) -> dict[str, bytes]:
+    """Decoded key → bytes of a ConfigMap (data + binaryData) or Secret (base64 data).
+
+    Env takes only a ConfigMap's `data`, as `makeEnvironmentVariables` does."""
     if obj["kind"] == "Secret":
         return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
     out = {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
+    if env:
+        return out
     out.update({k: base64.b64decode(v) for k, v in (obj.get("binaryData") or {}).items()})
     return out
 
@@ -397,7 +401,7 @@ class Kubelet:
                     if ref.get("optional"):
                         continue
                     raise ConfigError(f'{kind.lower()} "{ref.get("name", "")}" not found')
-                for k, v in object_data(obj).items():
+                for k, v in object_data(obj, env=True).items():
                     if ENV_NAME.match(prefix + k):
                         env[prefix + k] = v.decode(errors="replace")
         for e in c.get("env") or []:
@@ -421,7 +425,7 @@ class Kubelet:
                     if ref.get("optional"):
                         break
                     raise ConfigError(f'{kind.lower()} "{ref.get("name", "")}" not found')
-                data = object_data(obj)
+                data = object_data(obj, env=True)
                 if ref.get("key") not in data:
                     if ref.get("optional"):
                         break

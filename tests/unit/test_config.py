@@ -194,3 +194,12 @@ def test_no_from_spec_without_expectations_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as err:
         load_settings(argv=["--deployment", "web", "--no-from-spec"], environ={})
     assert "nothing to verify" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["inf", "nan", "1e400", "-inf", "25h"])
+def test_non_finite_or_huge_durations_are_config_errors(text: str) -> None:
+    from verify.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError) as err:
+        load_settings(argv=["--deployment", "web", "--expect-env", "A", "--exec-timeout", text], environ={})
+    assert "--exec-timeout" in str(err.value) and "\n" not in str(err.value)

@@ -55,3 +55,22 @@ def test_truncated_probe_output_is_uninspectable() -> None:
 def test_image_without_sha256sum_is_a_permanent_failure() -> None:
     obs = parse_probe(container="app", stdout="notool sha256sum\n", expectations=Expectations())
     assert obs.error is not None and obs.error.permanent
+
+
+def test_probe_variables_and_markers_do_not_shadow_expected_keys(tmp_path: Path) -> None:
+    odd = tmp_path / "a\\nb" / "f"
+    odd.parent.mkdir()
+    odd.write_bytes(b"x")
+    exp = Expectations(
+        env=("mode", "ipad", "a", "h", "v", "l"),
+        files=(ExpectedFile(str(odd), hashlib.sha256(b"x").hexdigest(), "sha256"),),
+    )
+    for shell in ("/bin/sh", "/bin/bash"):
+        argv = probe_argv(exp, RunKey())
+        argv[0] = shell
+        out = subprocess.run(
+            argv, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True
+        ).stdout
+        obs = parse_probe(container="app", stdout=out, expectations=exp)
+        assert obs.env_present == frozenset(), (shell, out)
+        assert obs.file_hashes == {str(odd): hashlib.sha256(b"x").hexdigest()}, (shell, out)
