@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -324,3 +325,46 @@ def test_a_transient_uninspectable_pod_gets_the_one_restart(
     assert out.code == 0, out.everything
     assert out.report is not None and out.report["restarted"] is True
     assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
+
+
+def test_explicit_sha256_of_a_secret_mounted_file_never_prints_the_found_digest(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("tls", {"tls.key": PLANTED}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=1,
+            volumes=[{"name": "t", "secret": {"secretName": "tls"}}],
+            mounts=[{"name": "t", "mountPath": "/etc/tls"}],
+        )
+    )
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-file",
+        f"/etc/tls/tls.key=sha256:{'0' * 64}",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert "/etc/tls/tls.key" in out.stdout
+    assert hashlib.sha256(PLANTED.encode()).hexdigest()[:12] not in out.everything
+
+
+def test_paused_deployment_with_a_pending_change_exits_4_at_once(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    kubectl("rollout", "pause", "deployment/web")
+    kubectl("set", "env", "deployment/web", "B=2")
+    cluster.reset_counts()
+    t0 = time.monotonic()
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    assert "is paused" in out.stdout
+    assert time.monotonic() - t0 < 10
+    assert cluster.requests[("patch", "deployments")] == 0
