@@ -216,7 +216,7 @@ class Settings(BaseSettings):
     containers: Annotated[list[str], NoDecode] = Field(
         default=[],
         description="Containers to inspect; the flag repeats, the env var is comma/newline "
-        "separated (default: all regular containers).",
+        "separated (default: the pod template's containers; injected sidecars are skipped).",
     )
     expect_env: Annotated[list[str], NoDecode] = Field(
         default=[],
