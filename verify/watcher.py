@@ -76,8 +76,12 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
                         break
                 else:
                     continue  # stream ended (timeoutSeconds): resume from the last version seen
-        except retry.Transient:
-            time.sleep(min(0.5, api.deadline.remaining()))
+        except retry.Transient as e:
+            wait = e.retry_after if e.retry_after is not None else 0.5
+            time.sleep(min(wait, api.deadline.remaining()))
+        except KubeError as e:
+            if e.status != 410:  # an expired version as an HTTP status: re-read, as for the event
+                raise
         state = rollout_state(deployment=dep)
         if not state.done and not state.failed:
             if api.deadline.expired:
