@@ -127,3 +127,37 @@ def run_verify(
         summary.read_text() if summary.exists() else "",
         "\n".join(f.read_text(errors="replace") for f in files if f.is_file()),
     )
+
+
+def cache_keepers(cluster: Any, configmap_name: str, nodes: list[str]) -> None:
+    """One bare pod per node that mounts `configmap_name` and never goes away, as another
+    workload sharing the object would: it holds the kubelet's cache entry on that node, so a
+    rolling restart cannot happen to drain the node's last reference (which would release it)."""
+    for node in nodes:
+        cluster.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"keeper-{node}", "namespace": "default", "labels": {"app": "keeper"}},
+                "spec": {
+                    "nodeName": node,
+                    "terminationGracePeriodSeconds": 1,
+                    "volumes": [{"name": "c", "configMap": {"name": configmap_name}}],
+                    "containers": [
+                        {
+                            "name": "keep",
+                            "image": "busybox:1.36",
+                            "command": ["sleep", "3600"],
+                            "volumeMounts": [{"name": "c", "mountPath": "/c"}],
+                        }
+                    ],
+                },
+            }
+        )
+    cluster.wait_for(
+        lambda: all(
+            (cluster.get("Pod", f"keeper-{n}") or {}).get("status", {}).get("phase") == "Running"
+            for n in nodes
+        ),
+        what="cache keepers",
+    )

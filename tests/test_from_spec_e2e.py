@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Kubectl
-from tests.helpers import configmap, deployment, run_verify, secret
+from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
 from tests.kubesim.cluster import Cluster, Knobs
 
 MANIFESTS = Path(__file__).parent / "manifests"
@@ -26,6 +26,7 @@ def test_first_seed_without_expectations_finds_stale_nodes_and_says_a_restart_ca
 ) -> None:
     kubectl("create", "-f", str(MANIFESTS / "cm-test.yaml"))
     kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
+    cache_keepers(cluster, "testcm", ["node-1", "node-2", "node-3"])
     cluster.add_node("node-4")
     kubectl("delete", "cm", "testcm")
     kubectl(

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import Kubectl
+from tests.helpers import cache_keepers
 from tests.kubesim.cluster import Cluster
 
 MANIFESTS = Path(__file__).parent / "manifests"
@@ -39,6 +40,9 @@ def test_recreated_immutable_configmap_reaches_new_pods_only_on_nodes_that_never
     assert {m for _, m in first.values()} == {md5("content7")}
     assert {n for n, _ in first.values()} == {"node-1", "node-2", "node-3"}
 
+    # another workload using testcm on each node keeps the kubelets' cache entries referenced, so
+    # the rolling restart cannot drain a node's last reference by chance (that would release it)
+    cache_keepers(cluster, "testcm", ["node-1", "node-2", "node-3"])
     cluster.add_node("node-4")  # a node that never ran a pod using testcm
     kubectl("delete", "cm", "testcm")
     updated = (MANIFESTS / "cm-test.yaml").read_text().replace("content7", "content8")

@@ -165,3 +165,51 @@ def test_serve_writes_a_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
+
+
+def _bare_pod(name: str, node: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeName": node,
+            "terminationGracePeriodSeconds": 0,
+            "volumes": [{"name": "c", "configMap": {"name": "imm"}}],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "busybox:1.36",
+                    "command": ["sleep", "3600"],
+                    "volumeMounts": [{"name": "c", "mountPath": "/c"}],
+                }
+            ],
+        },
+    }
+
+
+def test_kubelet_releases_an_immutable_object_when_its_last_pod_on_the_node_goes(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "imm", "namespace": "default"},
+        "data": {"k": "old"},
+        "immutable": True,
+    }
+    cluster.apply(cm)
+    for name in ("first", "keeper"):
+        cluster.apply(_bare_pod(name, "node-1"))
+    kubectl("wait", "--for=condition=Ready", "pod/first", "pod/keeper", "--timeout=60s")
+    kubectl("delete", "cm", "imm")
+    cluster.apply({**cm, "data": {"k": "new"}})
+    # while "keeper" still references it, a new pod on node-1 gets the cached old content
+    cluster.apply(_bare_pod("second", "node-1"))
+    kubectl("wait", "--for=condition=Ready", "pod/second", "--timeout=60s")
+    assert kubectl("exec", "second", "--", "cat", "/c/k") == "old"
+    # once no pod on node-1 references it, the entry is dropped and the next pod reads the API
+    kubectl("delete", "pod", "first", "keeper", "second", "--grace-period=0")
+    cluster.apply(_bare_pod("third", "node-1"))
+    kubectl("wait", "--for=condition=Ready", "pod/third", "--timeout=60s")
+    assert kubectl("exec", "third", "--", "cat", "/c/k") == "new"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Kubectl
-from tests.helpers import configmap, deployment, run_verify, secret
+from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
 from tests.kubesim.auth import Rule
 from tests.kubesim.cluster import Cluster, Fault
 
@@ -97,6 +97,7 @@ def test_recreated_immutable_configmap_fails_after_exactly_one_restart(
 ) -> None:
     kubectl("create", "-f", str(MANIFESTS / "cm-test.yaml"))
     kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
+    cache_keepers(cluster, "testcm", ["node-1", "node-2", "node-3"])
     kubectl("delete", "cm", "testcm")
     kubectl(
         "apply", "-f", "-", input=(MANIFESTS / "cm-test.yaml").read_text().replace("content7", "content8")
