@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from verify.model import AttemptVerdict, CheckStatus, Expectations, Source
+from verify.model import AttemptVerdict, CheckStatus, Expectations, Source, expectations_for
 
 
 @dataclass
@@ -18,12 +18,6 @@ class _Group:
     source: Source | None
     targets: set[str] = field(default_factory=set)
     nodes: dict[str, set[str]] = field(default_factory=dict)  # node -> pod names
-
-
-def _for(expectations: Expectations | Mapping[str, Expectations], container: str) -> Expectations:
-    if isinstance(expectations, Expectations):
-        return expectations
-    return expectations.get(container, Expectations())
 
 
 def _where(g: _Group) -> str:
@@ -78,7 +72,7 @@ def diagnose(
     groups: dict[tuple[str, str, str], _Group] = {}
     for pod in verdict.pods:
         for c in pod.containers:
-            exp = _for(expectations, c.name)
+            exp = expectations_for(expectations, c.name)
             files = {f.path: f for f in exp.files}
             values = {v.key: v for v in exp.env_values}
             env_sources = dict(exp.env_sources)

@@ -20,6 +20,7 @@ from verify.model import (
     PodObservation,
     PodVerdict,
     Uninspectable,
+    expectations_for,
 )
 
 SHORT_DIGEST = 12
@@ -61,12 +62,6 @@ def _judge_container(observation: ContainerObservation, expectations: Expectatio
     return ContainerVerdict(observation.container, tuple(checks))
 
 
-def _for(expectations: Expectations | Mapping[str, Expectations], container: str) -> Expectations:
-    if isinstance(expectations, Expectations):
-        return expectations
-    return expectations.get(container, Expectations())
-
-
 def judge_pod(
     *, observation: PodObservation, expectations: Expectations | Mapping[str, Expectations]
 ) -> PodVerdict:
@@ -78,7 +73,9 @@ def judge_pod(
     if observation.error is not None:
         return PodVerdict(pod.name, pod.node, (), observation.error)
     seen = {c.container: c for c in observation.containers}
-    verdicts = [_judge_container(c, _for(expectations, c.container)) for c in observation.containers]
+    verdicts = [
+        _judge_container(c, expectations_for(expectations, c.container)) for c in observation.containers
+    ]
     for name in pod.containers:
         if name not in seen:
             verdicts.append(

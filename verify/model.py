@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
@@ -190,3 +191,10 @@ class AttemptVerdict:
             and not self.permanent_problems
             and all(p.status is CheckStatus.OK for p in self.pods)
         )
+
+
+def expectations_for(expectations: Expectations | Mapping[str, Expectations], container: str) -> Expectations:
+    """One set for every container (explicit flags) or a set per container name (from the spec)."""
+    if isinstance(expectations, Expectations):
+        return expectations
+    return expectations.get(container, Expectations())

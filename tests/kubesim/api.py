@@ -412,16 +412,7 @@ class ApiServer:
 
     def _log(self, request: web.Request, ns: str, name: str) -> web.Response:
         pod = self.store.get(BY_PATH[("", "pods")], ns, name)
-        containers = [c["name"] for c in pod["spec"].get("containers", [])]
-        container = request.query.get("container")
-        if not container:
-            if len(containers) != 1:
-                raise ApiError.bad_request(
-                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
-                )
-            container = containers[0]
-        if container not in containers:
-            raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+        container = pick_container(pod, request.query.get("container", ""))
         text = self.cluster.container_log(ns, name, container, previous=_bool(request.query.get("previous")))
         if text is None:
             raise ApiError.bad_request(
@@ -565,6 +556,21 @@ class ApiServer:
     @staticmethod
     async def _send(resp: web.StreamResponse, type_: str, obj: Obj) -> None:
         await resp.write(json.dumps({"type": type_, "object": obj}).encode() + b"\n")
+
+
+def pick_container(pod: Obj, requested: str) -> str:
+    """The container a pods/log or pods/exec request means, with the apiserver's 400 texts."""
+    name = pod["metadata"]["name"]
+    containers = [c["name"] for c in pod["spec"].get("containers") or []]
+    if not requested:
+        if len(containers) != 1:
+            raise ApiError.bad_request(
+                f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+            )
+        return str(containers[0])
+    if requested not in containers:
+        raise ApiError.bad_request(f"container {requested} is not valid for pod {name}")
+    return requested
 
 
 def _default_pod_spec(spec: Obj) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
+from .api import pick_container
 from .errors import ApiError
 from .kubelet import DEFAULT_PATH, resolve_binary, shell_less
 from .resources import BY_PATH
@@ -46,16 +47,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     q = request.query
     argv = q.getall("command", [])
     pod = cluster.store.get(PODS, ns, name)
-    containers = [c["name"] for c in pod["spec"].get("containers") or []]
-    container = q.get("container", "")
-    if not container:
-        if len(containers) != 1:
-            raise ApiError.bad_request(
-                f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
-            )
-        container = containers[0]
-    if container not in containers:
-        raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+    container = pick_container(pod, q.get("container", ""))
     if not pod["spec"].get("nodeName"):
         raise ApiError.bad_request(f"pod {name} does not have a host assigned")
     if not argv:
