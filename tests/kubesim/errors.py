@@ -33,23 +33,17 @@ class ApiError(Exception):
     # -- constructors with the real texts ---------------------------------
     @classmethod
     def not_found(cls, res: Resource, name: str) -> ApiError:
-        det = {"name": name, "kind": res.plural}
-        if res.group:
-            det["group"] = res.group
+        det = _details(res, name)
         return cls(404, "NotFound", f'{res.qualified} "{name}" not found', det)
 
     @classmethod
     def already_exists(cls, res: Resource, name: str) -> ApiError:
-        det = {"name": name, "kind": res.plural}
-        if res.group:
-            det["group"] = res.group
+        det = _details(res, name)
         return cls(409, "AlreadyExists", f'{res.qualified} "{name}" already exists', det)
 
     @classmethod
     def conflict(cls, res: Resource, name: str) -> ApiError:
-        det = {"name": name, "kind": res.plural}
-        if res.group:
-            det["group"] = res.group
+        det = _details(res, name)
         return cls(
             409,
             "Conflict",
@@ -136,3 +130,11 @@ class ApiError(Exception):
     @classmethod
     def unavailable(cls) -> ApiError:
         return cls(503, "ServiceUnavailable", "the server is currently unable to handle the request")
+
+
+def _details(res: Resource, name: str) -> dict[str, Any]:
+    """The StatusDetails every per-object error carries."""
+    det: dict[str, Any] = {"name": name, "kind": res.plural}
+    if res.group:
+        det["group"] = res.group
+    return det
