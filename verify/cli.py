@@ -10,13 +10,14 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
 from verify import credentials, junit, outcome, summary
-from verify.config import ConfigError, Settings, env_var, load_settings
+from verify.config import ConfigError, Job, Settings, env_var, load_job
 from verify.platforms import argo, github, gitlab
 from verify.report import RunResult, problem_lines, to_json, verdict_line
 
@@ -66,10 +67,67 @@ def _config_failure(message: str) -> RunResult:
     return RunResult(result="error", exit_code=EXIT_CONFIG, restarted=False, workloads=(), message=message)
 
 
-def _verify(*, settings: Settings, kubeconfig_path: str | None, platform: _Platform) -> RunResult:
+class _Logs:
+    """Progress lines on stderr. On GitHub and GitLab each workload's lines are one collapsible
+    group; with several workloads verified in parallel, a workload's lines are held until it
+    ends so that groups never interleave."""
+
+    def __init__(self, platform: _Platform) -> None:
+        self.platform = platform
+        self.grouped = platform.github or platform.gitlab
+        self._lock = threading.Lock()
+        self._held: dict[str, list[str]] | None = None
+
+    def _open(self, label: str) -> None:
+        if self.platform.github:
+            _stderr(github.group_start(workload=label))
+        if self.platform.gitlab:
+            _stderr(gitlab.section_start(title=f"rollout-verify {label}"))
+
+    def _close(self, label: str) -> None:
+        if self.platform.github:
+            _stderr(github.group_end())
+        if self.platform.gitlab:
+            _stderr(gitlab.section_end(title=f"rollout-verify {label}"))
+
+    def run(self, line: str) -> None:
+        _stderr(f"rollout-verify: {line}")
+
+    def begin(self, labels: Sequence[str]) -> None:
+        if self.grouped and len(labels) > 1:
+            self._held = {label: [] for label in labels}
+        elif self.grouped and labels:
+            self._open(labels[0])
+
+    def workload(self, label: str) -> Callable[[str], None]:
+        def log(line: str) -> None:
+            text = f"rollout-verify: {line}"
+            with self._lock:
+                if self._held is not None:
+                    self._held[label].append(text)
+                else:
+                    _stderr(text)
+
+        return log
+
+    def end(self, label: str) -> None:
+        if not self.grouped:
+            return
+        with self._lock:
+            if self._held is None:
+                self._close(label)
+                return
+            self._open(label)
+            for line in self._held.pop(label, []):
+                _stderr(line)
+            self._close(label)
+
+
+def _verify(*, job: Job, kubeconfig_path: str | None, platform: _Platform) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify import kube, runner
 
+    settings = job.settings
     try:
         connection = kube.connect(
             kubeconfig=kubeconfig_path,
@@ -82,21 +140,10 @@ def _verify(*, settings: Settings, kubeconfig_path: str | None, platform: _Platf
             message = message.replace("(VERIFY_KUBECONFIG,", f"({env_var('kubeconfig_data')},")
         _stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
-    title = f"deployment {settings.deployment}"
-    if platform.github:
-        _stderr(github.group_start(workload=title))
-    if platform.gitlab:
-        _stderr(gitlab.section_start(title=f"rollout-verify {title}"))
     try:
-        return runner.execute(
-            settings=settings, connection=connection, log=lambda m: _stderr(f"rollout-verify: {m}")
-        )
+        return runner.execute(job=job, connection=connection, logs=_Logs(platform))
     finally:
         connection.close()
-        if platform.github:
-            _stderr(github.group_end())
-        if platform.gitlab:
-            _stderr(gitlab.section_end(title=f"rollout-verify {title}"))
 
 
 def _write(path: str, text: str, *, what: str) -> None:
@@ -183,7 +230,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
     if platform.github:
         _mask_early(environ=environ)
     try:
-        settings = load_settings(argv=argv, environ=environ)
+        job = load_job(argv=argv, environ=environ)
     except ConfigError as e:
         _stderr(f"rollout-verify: error: {e}")
         result = _config_failure(str(e))
@@ -191,6 +238,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
             _stdout(github.command("error", str(e), title="rollout-verify"))
         _deliver(result=result, settings=None, environ=environ, seconds=time.monotonic() - started)
         return result.exit_code
+    settings = job.settings
     if platform.github and settings.kubeconfig_data is None:
         _mask_kubeconfig_file(settings=settings, environ=environ)
     with ExitStack() as stack:
@@ -204,7 +252,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
                 message = f"{env_var('kubeconfig_data')}: {e}"
                 _stderr(f"rollout-verify: error: {message}")
                 failed = _config_failure(message)
-        result = failed or _verify(settings=settings, kubeconfig_path=path, platform=platform)
+        result = failed or _verify(job=job, kubeconfig_path=path, platform=platform)
     for wl in result.workloads:
         for line in problem_lines(workload=wl):
             _stdout(line)

@@ -7,14 +7,24 @@ the step either way and errors can always say which knob to turn.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NoReturn
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -24,7 +34,8 @@ from pydantic_settings import (
 )
 from pydantic_settings.sources.utils import parse_env_vars
 
-from verify.model import FileSource, FileSpec
+from verify.model import FileSource, FileSpec, HttpExpectation
+from verify.targets import WorkloadRef, parse_target, valid_name
 
 ENV_PREFIX = "VERIFY_"
 PROG = "rollout-verify"
@@ -37,15 +48,23 @@ _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
+_HTTP_HINT = "use PORT/PATH[=STATUS], e.g. 8080/healthz or 8080/config=200"
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_JSON_FIELD = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 # field name -> CLI flag; the env var is always VERIFY_<FIELD NAME UPPER>. Fields missing here
 # are env-only (content that must not appear in a process list or shell history).
 _FLAGS: dict[str, str] = {
     "namespace": "--namespace",
     "deployment": "--deployment",
+    "targets": "--target",
+    "selector": "--selector",
+    "config": "--config",
     "containers": "--container",
     "expect_env": "--expect-env",
     "expect_file": "--expect-file",
+    "expect_http": "--expect-http",
     "restart": "--restart",
     "timeout": "--timeout",
     "exec_timeout": "--exec-timeout",
@@ -179,6 +198,220 @@ def parse_file_spec(text: str) -> FileSpec:
     raise ValueError(f'"{raw}" has unknown source "{source}"; {_SPEC_HINT}')
 
 
+def parse_http_check(text: str) -> HttpExpectation:
+    """Parse one `PORT/PATH[=STATUS]`; a trailing `=NNN` is the status, the rest is the path."""
+    raw = text.strip()
+    port_text, slash, rest = raw.partition("/")
+    if not slash:
+        raise ValueError(f'"{raw}" is not PORT/PATH; {_HTTP_HINT}')
+    status = 200
+    path, eq, code = rest.rpartition("=")
+    if eq and code.isdigit() and len(code) == 3:
+        status = int(code)
+    else:
+        path = rest
+    return http_check(port=port_text, path="/" + path, status=status, shown=raw)
+
+
+def http_check(
+    *,
+    port: Any,
+    path: Any,
+    status: Any = 200,
+    field: Any = "",
+    equals: Any = None,
+    equals_configmap: Any = "",
+    shown: str = "",
+) -> HttpExpectation:
+    """One HTTP check, validated; `equals` is any JSON value (kept as canonical JSON text)."""
+    shown = shown or f"{port}{path}"
+    try:
+        number = int(str(port).strip()) if not isinstance(port, bool) else 0
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 65535:
+        raise ValueError(f'"{shown}" has no valid port "{port}"; {_HTTP_HINT}')
+    if not isinstance(path, str) or not path.startswith("/") or any(c.isspace() or ord(c) < 32 for c in path):
+        raise ValueError(f'"{shown}" has an invalid path "{path}"; use an absolute path without spaces')
+    try:
+        code = int(status) if not isinstance(status, bool) else 0
+    except (TypeError, ValueError):
+        code = 0
+    if not 100 <= code <= 599:
+        raise ValueError(f'"{shown}" has an invalid status "{status}"; use an HTTP status such as 200')
+    field = "" if field is None else str(field)
+    if field and not _JSON_FIELD.match(field):
+        raise ValueError(
+            f'"{shown}" has an invalid JSON field "{field}"; use a dotted path such as config.version'
+        )
+    equals_text = ""
+    cm = "" if equals_configmap is None else str(equals_configmap)
+    if (equals is not None or cm) and not field:
+        raise ValueError(f'"{shown}" compares a value but names no JSON field; add field')
+    if equals is not None and cm:
+        raise ValueError(f'"{shown}" has both equals and equals-configmap; keep one')
+    if field and equals is None and not cm:
+        raise ValueError(f'"{shown}" names JSON field "{field}" but no expected value; add equals')
+    if equals is not None:
+        equals_text = json.dumps(equals, sort_keys=True)
+    if cm:
+        name, slash, key = cm.partition("/")
+        if not slash or not valid_name(name) or not key or not _OBJECT_KEY.match(key):
+            raise ValueError(f'"{shown}" has an invalid equals-configmap "{cm}"; use NAME/KEY')
+    return HttpExpectation(
+        port=number, path=path, status=code, field=field, equals=equals_text, equals_configmap=cm
+    )
+
+
+def _selector_terms(text: str) -> list[str]:
+    """Split a label selector on the commas outside `in (...)` sets."""
+    terms, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            terms.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    terms.append(cur.strip())
+    return terms
+
+
+def _label_key(key: str) -> bool:
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not valid_name(prefix)):
+        return False
+    return bool(_LABEL_NAME.match(name))
+
+
+def check_selector(text: str) -> str:
+    """Validate a label selector as the API server parses it (`a=b,c!=d,e in (f,g),!h`)."""
+    raw = text.strip()
+    if not raw:
+        raise ValueError("is empty; use e.g. app=web or tier in (web,api)")
+    set_term = re.compile(r"^(\S+)\s+(in|notin)\s+\(([^()]*)\)$")
+    for term in _selector_terms(raw):
+        m = set_term.match(term)
+        if m:
+            values = [v.strip() for v in m.group(3).split(",")]
+            ok = _label_key(m.group(1)) and all(_LABEL_VALUE.match(v) for v in values)
+        else:
+            key, op, value = (
+                term.partition("!=")
+                if "!=" in term
+                else term.partition("==")
+                if "==" in term
+                else term.partition("=")
+            )
+            key = key.strip()
+            if op:
+                ok = _label_key(key) and bool(_LABEL_VALUE.match(value.strip()))
+            else:
+                ok = _label_key(key.removeprefix("!"))
+        if not term or not ok:
+            raise ValueError(
+                f'"{raw}" is not a valid label selector (at "{term}"); '
+                "use e.g. app=web,tier!=db or tier in (web,api)"
+            )
+    return raw
+
+
+# -- validators shared by the run's Settings and each target of a --config file ---------------
+
+
+def _containers(cls: Any, value: Any) -> list[Any]:
+    items = _split_list(value, newline_only=False)
+    for item in items:
+        if not isinstance(item, str) or len(item) > 63 or not _DNS1123_LABEL.match(item):
+            raise ValueError(f'"{item}" is not a valid container name (DNS-1123 label)')
+    return list(dict.fromkeys(items))
+
+
+def _expect_env(cls: Any, value: Any) -> list[Any]:
+    items = _split_list(value, newline_only=False)
+    for item in items:
+        if not isinstance(item, str) or not _ENV_NAME.match(item):
+            raise ValueError(
+                f'"{item}" is not an env var name; use letters, digits and _ '
+                "(not starting with a digit), names only, no values"
+            )
+    return list(dict.fromkeys(items))
+
+
+def _expect_file(cls: Any, value: Any) -> list[FileSpec]:
+    specs: list[FileSpec] = []
+    for item in _split_list(value, newline_only=True):
+        if isinstance(item, FileSpec):
+            specs.append(item)
+        elif isinstance(item, str):
+            specs.append(parse_file_spec(item))
+        else:
+            raise ValueError(f"{item!r} is not PATH=SPEC; {_SPEC_HINT}")
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.path in seen:
+            raise ValueError(f'"{spec.path}" is listed more than once')
+        seen.add(spec.path)
+    return specs
+
+
+_HTTP_KEYS = {"port", "path", "status", "json"}
+_JSON_KEYS = {"field", "equals", "equals-configmap"}
+
+
+def _http_from_mapping(item: Mapping[str, Any]) -> HttpExpectation:
+    unknown = sorted(set(item) - _HTTP_KEYS)
+    if unknown:
+        raise ValueError(f'unknown key "{unknown[0]}" in an HTTP check; use {", ".join(sorted(_HTTP_KEYS))}')
+    js = item.get("json") or {}
+    if not isinstance(js, Mapping):
+        raise ValueError("json must be a mapping with field and equals (or equals-configmap)")
+    unknown = sorted(set(js) - _JSON_KEYS)
+    if unknown:
+        raise ValueError(f'unknown key "{unknown[0]}" under json; use {", ".join(sorted(_JSON_KEYS))}')
+    if "port" not in item or "path" not in item:
+        raise ValueError("an HTTP check needs port and path, e.g. {port: 8080, path: /config}")
+    return http_check(
+        port=item["port"],
+        path=item["path"],
+        status=item.get("status", 200),
+        field=js.get("field", ""),
+        equals=js.get("equals"),
+        equals_configmap=js.get("equals-configmap", ""),
+    )
+
+
+def _expect_http(cls: Any, value: Any) -> list[HttpExpectation]:
+    items = value if isinstance(value, list) else _split_list(value, newline_only=False)
+    checks: list[HttpExpectation] = []
+    for item in items:
+        if isinstance(item, HttpExpectation):
+            checks.append(item)
+        elif isinstance(item, str):
+            checks.extend(parse_http_check(part) for part in _split_list(item, newline_only=False))
+        elif isinstance(item, Mapping):
+            checks.append(_http_from_mapping(item))
+        else:
+            raise ValueError(f"{item!r} is not an HTTP check; {_HTTP_HINT}")
+    return list(dict.fromkeys(checks))
+
+
+def _target_list(cls: Any, value: Any) -> list[WorkloadRef]:
+    refs: list[WorkloadRef] = []
+    for item in _split_list(value, newline_only=False):
+        refs.append(item if isinstance(item, WorkloadRef) else parse_target(str(item)))
+    return list(dict.fromkeys(refs))
+
+
+def _namespace(cls: Any, value: str | None) -> str | None:
+    if value is not None and (len(value) > 63 or not _DNS1123_LABEL.match(value)):
+        raise ValueError(f'"{value}" is not a valid namespace name (DNS-1123 label)')
+    return value
+
+
 class _MappingEnvSource(EnvSettingsSource):
     """An env source over an explicit mapping, so loading never depends on os.environ."""
 
@@ -204,38 +437,63 @@ def _using_environ(environ: Mapping[str, str]) -> Iterator[None]:
         _ENVIRON.reset(token)
 
 
+_RESTART_HELP = "Restart the workload once on a mismatch, or never."
+_CONTAINERS_HELP = (
+    "Containers to inspect; the flag repeats, the env var is comma/newline separated "
+    "(default: the pod template's containers; injected sidecars are skipped)."
+)
+_EXPECT_ENV_HELP = (
+    "Env var names every container must have; the flag repeats, the env var is comma/newline "
+    "separated (values are never read)."
+)
+_EXPECT_FILE_HELP = (
+    "PATH=SPEC (the flag repeats, the env var is newline separated); SPEC is sha256:<hex>, "
+    "configmap:<name>/<key> or secret:<name>/<key> (hash of the live object)."
+)
+_EXPECT_HTTP_HELP = (
+    "PORT/PATH[=STATUS] each pod must answer through the API server's pod proxy (default status "
+    "200); the flag repeats, the env var is comma/newline separated. JSON field checks: --config."
+)
+
+
 class Settings(BaseSettings):
     """Validated settings; construct through `load_settings` to control the environment."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid")
 
     namespace: str | None = Field(
-        default=None, description="Namespace of the Deployment (default: the kubeconfig's)."
+        default=None, description="Namespace of the workloads (default: the kubeconfig's)."
     )
-    deployment: str = Field(description="Name of the Deployment to verify.")
-    containers: Annotated[list[str], NoDecode] = Field(
+    deployment: str | None = Field(
+        default=None, description="Name of a Deployment to verify (shorthand for --target deployment/NAME)."
+    )
+    targets: Annotated[list[WorkloadRef], NoDecode] = Field(
         default=[],
-        description="Containers to inspect; the flag repeats, the env var is comma/newline "
-        "separated (default: the pod template's containers; injected sidecars are skipped).",
+        description="Workloads to verify as KIND/NAME, KIND deployment, statefulset or daemonset; "
+        "the flag repeats, the env var is comma/newline separated.",
     )
-    expect_env: Annotated[list[str], NoDecode] = Field(
-        default=[],
-        description="Env var names every container must have; the flag repeats, the env var "
-        "is comma/newline separated (values are never read).",
+    selector: str | None = Field(
+        default=None,
+        description="Label selector: also verify every Deployment, StatefulSet and DaemonSet "
+        "with these labels, e.g. app.kubernetes.io/part-of=shop.",
     )
-    expect_file: Annotated[list[FileSpec], NoDecode] = Field(
-        default=[],
-        description="PATH=SPEC (the flag repeats, the env var is newline separated); SPEC is "
-        "sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key> (hash of the live object).",
+    config: str | None = Field(
+        default=None,
+        description="YAML file listing targets with their own containers/expect-env/expect-file/"
+        "expect-http/from-spec/restart (see README).",
     )
-    restart: Literal["once", "never"] = Field(
-        default="once", description="Restart the Deployment once on a mismatch, or never."
-    )
+    containers: Annotated[list[str], NoDecode] = Field(default=[], description=_CONTAINERS_HELP)
+    expect_env: Annotated[list[str], NoDecode] = Field(default=[], description=_EXPECT_ENV_HELP)
+    expect_file: Annotated[list[FileSpec], NoDecode] = Field(default=[], description=_EXPECT_FILE_HELP)
+    expect_http: Annotated[list[HttpExpectation], NoDecode] = Field(default=[], description=_EXPECT_HTTP_HELP)
+    restart: Literal["once", "never"] = Field(default="once", description=_RESTART_HELP)
     timeout: float = Field(
         default=600.0, description="Deadline for the whole run (waits, retries, execs), e.g. 600, 10m."
     )
-    exec_timeout: float = Field(default=30.0, description="Timeout of one exec into a container.")
-    concurrency: int = Field(default=32, description="Parallel execs (1..512).")
+    exec_timeout: float = Field(
+        default=30.0, description="Timeout of one exec into a container (and of one HTTP check)."
+    )
+    concurrency: int = Field(default=32, description="Parallel execs and HTTP checks (1..512).")
     kubeconfig: str | None = Field(
         default=None,
         description="Path of the kubeconfig file (default: the in-cluster service account when "
@@ -289,61 +547,27 @@ class Settings(BaseSettings):
             )
         return self
 
-    @field_validator("namespace", mode="after")
-    @classmethod
-    def _check_namespace(cls, value: str | None) -> str | None:
-        if value is not None and (len(value) > 63 or not _DNS1123_LABEL.match(value)):
-            raise ValueError(f'"{value}" is not a valid namespace name (DNS-1123 label)')
-        return value
+    _check_namespace = field_validator("namespace", mode="after")(_namespace)
+    _split_containers = field_validator("containers", mode="before")(_containers)
+    _split_env = field_validator("expect_env", mode="before")(_expect_env)
+    _parse_files = field_validator("expect_file", mode="before")(_expect_file)
+    _parse_http = field_validator("expect_http", mode="before")(_expect_http)
+    _parse_targets = field_validator("targets", mode="before")(_target_list)
 
     @field_validator("deployment", mode="after")
     @classmethod
-    def _check_deployment(cls, value: str) -> str:
-        if len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+    def _check_deployment(cls, value: str | None) -> str | None:
+        if value is not None and not valid_name(value):
             raise ValueError(
                 f'"{value}" is not a valid Deployment name; use lowercase letters, digits, '
                 "'-' and '.' (DNS-1123 subdomain)"
             )
         return value
 
-    @field_validator("containers", mode="before")
+    @field_validator("selector", mode="after")
     @classmethod
-    def _split_containers(cls, value: Any) -> list[Any]:
-        items = _split_list(value, newline_only=False)
-        for item in items:
-            if not isinstance(item, str) or len(item) > 63 or not _DNS1123_LABEL.match(item):
-                raise ValueError(f'"{item}" is not a valid container name (DNS-1123 label)')
-        return list(dict.fromkeys(items))
-
-    @field_validator("expect_env", mode="before")
-    @classmethod
-    def _split_env(cls, value: Any) -> list[Any]:
-        items = _split_list(value, newline_only=False)
-        for item in items:
-            if not isinstance(item, str) or not _ENV_NAME.match(item):
-                raise ValueError(
-                    f'"{item}" is not an env var name; use letters, digits and _ '
-                    "(not starting with a digit), names only, no values"
-                )
-        return list(dict.fromkeys(items))
-
-    @field_validator("expect_file", mode="before")
-    @classmethod
-    def _parse_files(cls, value: Any) -> list[FileSpec]:
-        specs: list[FileSpec] = []
-        for item in _split_list(value, newline_only=True):
-            if isinstance(item, FileSpec):
-                specs.append(item)
-            elif isinstance(item, str):
-                specs.append(parse_file_spec(item))
-            else:
-                raise ValueError(f"{item!r} is not PATH=SPEC; {_SPEC_HINT}")
-        seen: set[str] = set()
-        for spec in specs:
-            if spec.path in seen:
-                raise ValueError(f'"{spec.path}" is listed more than once')
-            seen.add(spec.path)
-        return specs
+    def _check_selector(cls, value: str | None) -> str | None:
+        return None if value is None else check_selector(value)
 
     @field_validator("timeout", "exec_timeout", mode="before")
     @classmethod
@@ -373,6 +597,82 @@ class Settings(BaseSettings):
         return seconds
 
 
+class TargetSpec(BaseModel):
+    """One target of a --config file: the same validators as the run's settings. A field left
+    unset (None) takes the run's value (flag, env var or default)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: WorkloadRef
+    namespace: str | None = None
+    containers: list[str] | None = None
+    expect_env: list[str] | None = None
+    expect_file: list[FileSpec] | None = None
+    expect_http: list[HttpExpectation] | None = None
+    from_spec: bool | None = None
+    restart: Literal["once", "never"] | None = None
+
+    _check_namespace = field_validator("namespace", mode="after")(_namespace)
+    _split_containers = field_validator("containers", mode="before")(_containers)
+    _split_env = field_validator("expect_env", mode="before")(_expect_env)
+    _parse_files = field_validator("expect_file", mode="before")(_expect_file)
+    _parse_http = field_validator("expect_http", mode="before")(_expect_http)
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _parse_target(cls, value: Any) -> WorkloadRef:
+        if isinstance(value, WorkloadRef):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not KIND/NAME, e.g. deployment/web")
+        return parse_target(value)
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """What one workload is checked for, every run-level default already applied."""
+
+    ref: WorkloadRef
+    namespace: str | None
+    containers: tuple[str, ...]
+    expect_env: tuple[str, ...]
+    expect_file: tuple[FileSpec, ...]
+    expect_http: tuple[HttpExpectation, ...]
+    from_spec: bool
+    restart: Literal["once", "never"]
+
+
+def plan_target(*, settings: Settings, ref: WorkloadRef, spec: TargetSpec | None = None) -> TargetPlan:
+    """A target's own fields win; the rest comes from the run. --from-spec is on by default
+    when the target has no explicit env/file expectation."""
+
+    def pick(name: str) -> Any:
+        own = getattr(spec, name) if spec is not None else None
+        return own if own is not None else getattr(settings, name)
+
+    env, files = tuple(pick("expect_env")), tuple(pick("expect_file"))
+    from_spec = pick("from_spec")
+    return TargetPlan(
+        ref=ref,
+        namespace=(spec.namespace if spec is not None else None) or ref.namespace,
+        containers=tuple(pick("containers")),
+        expect_env=env,
+        expect_file=files,
+        expect_http=tuple(pick("expect_http")),
+        from_spec=bool(from_spec) if from_spec is not None else not (env or files),
+        restart=pick("restart"),
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything the config stage decides: the settings and the named targets (a --selector
+    adds more at run time, with the run-level expectations)."""
+
+    settings: Settings
+    targets: tuple[TargetPlan, ...]
+
+
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors become ConfigError instead of exiting."""
 
@@ -389,19 +689,24 @@ def build_parser() -> argparse.ArgumentParser:
     """The CLI; every flag defaults to 'unset' so env values show through unless overridden."""
     p = _Parser(
         prog=PROG,
-        description="Wait for a Deployment rollout, then prove every new pod has the expected "
-        "env keys and file contents. Every flag can also be set via its VERIFY_* env var.",
+        description="Wait for the rollout of Deployments, StatefulSets and DaemonSets, then prove "
+        "every pod of the new revision has the expected env keys, file contents and HTTP answers. "
+        "Every flag can also be set via its VERIFY_* env var.",
         epilog=f"Env only: {env_var('kubeconfig_data')}: "
         + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%"),
         argument_default=None,
     )
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))
     p.add_argument("--deployment", metavar="NAME", help=_help("deployment"))
+    p.add_argument("--target", dest="targets", action="append", metavar="KIND/NAME", help=_help("targets"))
+    p.add_argument("--selector", "-l", metavar="LABELS", help=_help("selector"))
+    p.add_argument("--config", metavar="FILE", help=_help("config"))
     p.add_argument(
         "--container", dest="containers", action="append", metavar="NAME", help=_help("containers")
     )
     p.add_argument("--expect-env", action="append", metavar="KEY", help=_help("expect_env"))
     p.add_argument("--expect-file", action="append", metavar="PATH=SPEC", help=_help("expect_file"))
+    p.add_argument("--expect-http", action="append", metavar="PORT/PATH[=STATUS]", help=_help("expect_http"))
     p.add_argument("--restart", metavar="{once,never}", help=_help("restart"))
     p.add_argument("--timeout", metavar="DURATION", help=_help("timeout"))
     p.add_argument("--exec-timeout", metavar="DURATION", help=_help("exec_timeout"))
@@ -417,23 +722,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _config_error(exc: ValidationError) -> ConfigError:
-    """The first pydantic error as one actionable line (never the multi-line dump)."""
+def error_message(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
+    """(location, one-line message) of the first pydantic error, for any model here."""
     err = exc.errors()[0]
-    loc = err.get("loc", ())
+    loc = tuple(err.get("loc", ()))
     field = str(loc[0]) if loc else ""
     ctx = err.get("ctx") or {}
     if err["type"] == "missing":
-        return ConfigError(field, "is required; pass the flag or set the env var")
+        return loc, "is required"
     if isinstance(ctx.get("error"), ValueError):
-        return ConfigError(field, str(ctx["error"]))
+        return loc, _one_line(str(ctx["error"]))
     value = err.get("input")
     shown = f'"{value}"' if isinstance(value, str) else repr(value)
     if err["type"] == "bool_parsing":
-        return ConfigError(field, f"{shown} is not a boolean; use true or false")
+        return loc, f"{shown} is not a boolean; use true or false"
     if err["type"] == "literal_error" and field == "restart":
-        return ConfigError(field, f'{shown} is not a restart mode; use "once" or "never"')
-    return ConfigError(field, f"{shown}: {err['msg']}")
+        return loc, f'{shown} is not a restart mode; use "once" or "never"'
+    if err["type"] == "extra_forbidden":
+        return loc, "is not a known setting"
+    return loc, _one_line(f"{shown}: {err['msg']}")
+
+
+def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
+    """Settings (flags over VERIFY_* env) plus the targets they and --config name; every
+    input problem is a ConfigError raised here, before anything talks to the cluster."""
+    settings = load_settings(argv=argv, environ=environ)
+    refs: list[WorkloadRef] = list(settings.targets)
+    if settings.deployment is not None:
+        refs.insert(0, WorkloadRef(kind="deployment", name=settings.deployment))
+    plans = [plan_target(settings=settings, ref=ref) for ref in dict.fromkeys(refs)]
+    if settings.config is not None:
+        from verify.configfile import ConfigFileError, load_targets
+
+        try:
+            specs = load_targets(path=settings.config)
+        except ConfigFileError as e:
+            raise ConfigError("config", str(e)) from None
+        named = {(p.ref.kind, p.ref.name, p.namespace) for p in plans}
+        for spec in specs:
+            plan = plan_target(settings=settings, ref=spec.target, spec=spec)
+            if (plan.ref.kind, plan.ref.name, plan.namespace) in named:
+                raise ConfigError(
+                    "config",
+                    f"{settings.config}: {plan.ref} is also named by --target/--deployment; name it once",
+                )
+            named.add((plan.ref.kind, plan.ref.name, plan.namespace))
+            plans.append(plan)
+    if not plans and settings.selector is None:
+        raise ConfigError(
+            "targets",
+            "nothing to verify; pass --target KIND/NAME (or --deployment NAME), --selector LABELS "
+            "or --config FILE",
+        )
+    for plan in plans:
+        if not plan.from_spec and not (plan.expect_env or plan.expect_file or plan.expect_http):
+            raise ConfigError(
+                "from_spec",
+                f"is off and {plan.ref} has no --expect-env/--expect-file/--expect-http: nothing to "
+                "verify; add an expectation or drop --no-from-spec",
+            )
+    if (
+        settings.selector is not None
+        and settings.from_spec is False
+        and not (settings.expect_env or settings.expect_file or settings.expect_http)
+    ):
+        raise ConfigError(
+            "from_spec",
+            "is off and no --expect-env/--expect-file/--expect-http is given for the --selector "
+            "workloads: nothing to verify; add an expectation or drop --no-from-spec",
+        )
+    return Job(settings=settings, targets=tuple(plans))
 
 
 def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
@@ -442,16 +800,13 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         with _using_environ(environ):
-            settings = Settings(**overrides)
+            return Settings(**overrides)
     except ValidationError as exc:
-        raise _config_error(exc) from None
-    if settings.from_spec is False and not (settings.expect_env or settings.expect_file):
-        raise ConfigError(
-            "from_spec",
-            "is off and no --expect-env/--expect-file is given: nothing to verify; "
-            "add an expectation or drop --no-from-spec",
-        )
-    return settings
+        loc, message = error_message(exc)
+        field = str(loc[0]) if loc else ""
+        if message == "is required":
+            message = "is required; pass the flag or set the env var"
+        raise ConfigError(field, message) from None
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:

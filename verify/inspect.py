@@ -212,6 +212,8 @@ class Inspector:
         self.concurrency = concurrency
         self.execs = 0
         self._lock = threading.Lock()
+        # one budget of parallel execs for the whole run, however many workloads inspect at once
+        self._slots = threading.BoundedSemaphore(concurrency)
 
     def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
         """The official client's WebSocket exec (`kubernetes.stream.ws_client`), called directly:
@@ -244,6 +246,14 @@ class Inspector:
             raise ApiException(status=0, reason=str(e)) from None
 
     def inspect_container(
+        self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
+    ) -> ContainerObservation:
+        with self._slots:
+            return self._inspect_container(
+                namespace=namespace, pod=pod, container=container, expectations=expectations
+            )
+
+    def _inspect_container(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
         from kubernetes.client.exceptions import ApiException

@@ -6,6 +6,7 @@ as good as the secret to anyone who can brute-force it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from verify.model import (
@@ -17,6 +18,7 @@ from verify.model import (
     Expectations,
     ExpectedEnv,
     ExpectedFile,
+    HttpObservation,
     PodObservation,
     PodVerdict,
     Uninspectable,
@@ -24,6 +26,7 @@ from verify.model import (
 )
 
 SHORT_DIGEST = 12
+MAX_VALUE = 64  # characters of a compared JSON value shown in a detail
 ENV_MISSING_DETAIL = "not set in the container"
 FILE_MISSING_DETAIL = "not found or unreadable"
 
@@ -51,6 +54,51 @@ def _env_check(key: str, observation: ContainerObservation, expected: ExpectedEn
     if expected is not None and observation.env_digests.get(key) != expected.digest:
         return CheckResult("env", key, CheckStatus.MISMATCH, f"value differs from {expected.origin}")
     return CheckResult("env", key, CheckStatus.OK)
+
+
+def same_value(*, expected: str, actual: str) -> bool:
+    """JSON values equal, or a scalar equal to an expected string (a ConfigMap holds strings:
+    `42` matches "42", `true` matches "true")."""
+    want, got = json.loads(expected), json.loads(actual)
+    if type(want) is type(got) and want == got:
+        return True
+    if isinstance(want, str) and not isinstance(got, dict | list | str):
+        return want == json.dumps(got)
+    return False
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 3] + "..."
+
+
+def http_check(observation: HttpObservation) -> CheckResult:
+    """One pod's answer to one HTTP check: status first, then the JSON field."""
+    check = observation.check
+    if observation.error is not None:
+        err = observation.error
+        return CheckResult("http", check.label, CheckStatus.UNINSPECTABLE, err.reason, err.permanent)
+    if observation.status != check.status:
+        return CheckResult(
+            "http",
+            check.label,
+            CheckStatus.MISMATCH,
+            f"answered HTTP {observation.status}, expected {check.status}",
+        )
+    if check.field:
+        if observation.value is None:
+            return CheckResult(
+                "http", check.label, CheckStatus.MISMATCH, f"has no JSON field {check.field} in its answer"
+            )
+        if not same_value(expected=check.equals, actual=observation.value):
+            origin = f" ({check.origin})" if check.origin else ""
+            return CheckResult(
+                "http",
+                check.label,
+                CheckStatus.MISMATCH,
+                f"JSON field {check.field} is {_shown(observation.value)}, "
+                f"expected {_shown(check.equals)}{origin}",
+            )
+    return CheckResult("http", check.label, CheckStatus.OK)
 
 
 def _judge_container(observation: ContainerObservation, expectations: Expectations) -> ContainerVerdict:
@@ -85,7 +133,9 @@ def judge_pod(
                     Uninspectable("exec_failed", "no observation was recorded", permanent=False),
                 )
             )
-    return PodVerdict(pod.name, pod.node, tuple(verdicts))
+    return PodVerdict(
+        pod.name, pod.node, tuple(verdicts), checks=tuple(http_check(h) for h in observation.http)
+    )
 
 
 def judge_attempt(

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 from verify.model import CheckStatus
 from verify.outcome import container_problems
-from verify.report import RunResult, WorkloadResult
+from verify.report import RunResult, WorkloadResult, check_phrase
 
 # characters XML 1.0 cannot carry (containerd/OCI errors may hold escape sequences)
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -86,6 +86,12 @@ def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
                     failure=(CheckStatus.UNINSPECTABLE.value, reason, f"{where} {reason}"),
                 )
                 continue
+            for check in pod.checks:
+                failure = None
+                if check.status is not CheckStatus.OK:
+                    phrase = check_phrase(check)
+                    failure = (check.status.value, phrase, f"{where} {phrase}")
+                suite.case(classname=classname, name=f"{pod.name}/http {check.target}", failure=failure)
             for container in pod.containers:
                 problems = container_problems(container=container)
                 status = container.status

@@ -103,7 +103,14 @@ class Uninspectable:
     """
 
     code: Literal[
-        "no_shell", "tool_missing", "forbidden", "not_running", "pod_gone", "timeout", "exec_failed"
+        "no_shell",
+        "tool_missing",
+        "forbidden",
+        "not_running",
+        "pod_gone",
+        "timeout",
+        "exec_failed",
+        "unreachable",
     ]
     reason: str
     permanent: bool
@@ -123,6 +130,37 @@ class ContainerObservation:
 
 
 @dataclass(frozen=True)
+class HttpExpectation:
+    """One `--expect-http PORT/PATH[=STATUS]`: what each pod must answer through the pod proxy.
+
+    With `field`, the body must be JSON whose value at that dotted path equals `equals` (JSON
+    text) or, before resolution, the live value of the ConfigMap key `equals_configmap`.
+    """
+
+    port: int
+    path: str  # starts with "/", may carry a query string
+    status: int = 200
+    field: str = ""
+    equals: str = ""
+    equals_configmap: str = ""  # NAME/KEY
+    origin: str = ""  # where `equals` came from, e.g. "configmap web-config/version"
+
+    @property
+    def label(self) -> str:
+        return f"{self.port}{self.path}"
+
+
+@dataclass(frozen=True)
+class HttpObservation:
+    """What one pod answered through the API server's pod proxy (never the body itself)."""
+
+    check: HttpExpectation
+    status: int | None = None
+    value: str | None = None  # JSON text of the field's value; None when absent or not JSON
+    error: Uninspectable | None = None
+
+
+@dataclass(frozen=True)
 class PodTarget:
     name: str
     node: str
@@ -135,14 +173,16 @@ class PodObservation:
     pod: PodTarget
     containers: tuple[ContainerObservation, ...] = ()
     error: Uninspectable | None = None  # set when the whole pod could not be inspected
+    http: tuple[HttpObservation, ...] = ()
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    type: Literal["env", "file"]
+    type: Literal["env", "file", "http"]
     target: str
     status: CheckStatus
     detail: str = ""
+    permanent: bool = False  # an uninspectable check a restart cannot fix (e.g. proxy forbidden)
 
 
 @dataclass(frozen=True)
@@ -164,12 +204,14 @@ class PodVerdict:
     node: str
     containers: tuple[ContainerVerdict, ...]
     error: Uninspectable | None = None
+    checks: tuple[CheckResult, ...] = ()  # pod-level checks (HTTP through the pod proxy)
 
     @property
     def status(self) -> CheckStatus:
         if self.error is not None:
             return CheckStatus.UNINSPECTABLE
-        return max((c.status for c in self.containers), key=SEVERITY.__getitem__, default=CheckStatus.OK)
+        statuses = [*(c.status for c in self.containers), *(c.status for c in self.checks)]
+        return max(statuses, key=SEVERITY.__getitem__, default=CheckStatus.OK)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,7 @@ summaries, so the three systems can never disagree about one run.
 from __future__ import annotations
 
 from verify.model import CheckStatus, ContainerVerdict, PodVerdict
-from verify.report import RunResult, WorkloadResult
-from verify.report import _check_phrase as check_phrase
+from verify.report import RunResult, WorkloadResult, check_phrase
 
 
 def container_problems(*, container: ContainerVerdict) -> list[str]:
@@ -22,7 +21,8 @@ def pod_problems(*, pod: PodVerdict) -> list[str]:
     """Every problem of one pod, each prefixed with its container."""
     if pod.error is not None:
         return [f"cannot be inspected: {pod.error.reason}"]
-    return [f"container {c.name} {p}" for c in pod.containers for p in container_problems(container=c)]
+    own = [check_phrase(c) for c in pod.checks if c.status is not CheckStatus.OK]
+    return own + [f"container {c.name} {p}" for c in pod.containers for p in container_problems(container=c)]
 
 
 def last_attempt_failed_pods(*, workload: WorkloadResult) -> list[str]:

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from verify.model import AttemptVerdict, CheckStatus, Uninspectable
 
 MAX_RESTARTS = 1
+# written on the workload with the restart: which revision (template + the ConfigMaps/Secrets
+# it read) rollout-verify restarted, so a retried CI job does not restart the same one again
+RESTART_RECORD = "rollout-verify.io/restarted-for"
+RESTART_RECORD_AT = "rollout-verify.io/restarted-at"
+
+
+def restart_key(*, template: Mapping[str, Any], sources: Iterable[tuple[str, str, str, str]]) -> str:
+    """A digest of the pod template and the (kind, name, uid, resourceVersion) of every
+    ConfigMap/Secret the verification read: a new deploy or new config is a new key."""
+    raw = json.dumps({"template": template, "sources": sorted(sources)}, sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True)
@@ -27,6 +41,11 @@ def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
             (f"pod {pod.name} container {c.name}", c.error) for c in pod.containers if c.error is not None
         )
         found.extend(f"{where}: {err.reason}" for where, err in errors if err.permanent)
+        found.extend(
+            f"pod {pod.name} http {c.target}: {c.detail}"
+            for c in pod.checks
+            if c.status is CheckStatus.UNINSPECTABLE and c.permanent
+        )
     return found
 
 

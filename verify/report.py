@@ -14,10 +14,14 @@ from verify.model import (
     Uninspectable,
 )
 
+Outcome = Literal["passed", "failed", "error"]
+# when workloads end differently, the run reports the most fundamental problem first
+_EXIT_PRIORITY = (5, 3, 4, 2, 1, 0)
+
 
 @dataclass(frozen=True)
 class WorkloadResult:
-    kind: str  # "deployment"
+    kind: str  # "deployment", "statefulset" or "daemonset"
     namespace: str
     name: str
     attempts: tuple[AttemptVerdict, ...]
@@ -25,6 +29,10 @@ class WorkloadResult:
     error: str | None = None  # set when the workload could not be verified at all
     # the last attempt predates the restart: its pods are gone, so it is history, not the verdict
     superseded: bool = False
+    result: Outcome = "passed"
+    exit_code: int = 0
+    message: str = ""
+    prior_restart: str = ""  # an earlier run restarted this revision (when), so this one did not
 
     @property
     def verdict_attempt(self) -> AttemptVerdict | None:
@@ -33,11 +41,34 @@ class WorkloadResult:
 
 @dataclass(frozen=True)
 class RunResult:
-    result: Literal["passed", "failed", "error"]
+    result: Outcome
     exit_code: int
     restarted: bool
     workloads: tuple[WorkloadResult, ...]
     message: str
+
+
+def combine(*, workloads: tuple[WorkloadResult, ...]) -> RunResult:
+    """One run's verdict: it passes only if every workload passed."""
+    codes = [w.exit_code for w in workloads]
+    code = next((c for c in _EXIT_PRIORITY if c in codes), 0)
+    result: Outcome = "passed" if code == 0 else "failed" if code == 1 else "error"
+    if len(workloads) == 1:
+        message = workloads[0].message
+    else:
+        bad = [w for w in workloads if w.result != "passed"]
+        message = (
+            "; ".join(f"{w.kind} {w.name}: {w.message}" for w in bad)
+            if bad
+            else f"{len(workloads)} workloads verified"
+        )
+    return RunResult(
+        result=result,
+        exit_code=code,
+        restarted=any(w.restarted for w in workloads),
+        workloads=workloads,
+        message=message,
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -48,7 +79,11 @@ def _pod_label(pod: PodVerdict) -> str:
     return f"pod {pod.name} ({pod.node})" if pod.node else f"pod {pod.name}"
 
 
-def _check_phrase(check: CheckResult) -> str:
+def check_phrase(check: CheckResult) -> str:
+    if check.type == "http":
+        if check.status is CheckStatus.UNINSPECTABLE:
+            return f"cannot be checked on http {check.target}: {check.detail}"
+        return f"http {check.target} {check.detail}"
     if check.type == "env":
         if check.status is CheckStatus.MISMATCH:
             return f"env {check.target} {check.detail or 'value differs'}"
@@ -81,13 +116,14 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
         if pod.error is not None:
             lines.append(f"{where} cannot be inspected: {pod.error.reason}")
             continue
+        lines.extend(f"{where} {check_phrase(c)}" for c in pod.checks if c.status is not CheckStatus.OK)
         for container in pod.containers:
             head = f"{where} container {container.name}"
             if container.error is not None:
                 lines.append(f"{head} cannot be inspected: {container.error.reason}")
                 continue
             lines.extend(
-                f"{head} {_check_phrase(c)}" for c in container.checks if c.status is not CheckStatus.OK
+                f"{head} {check_phrase(c)}" for c in container.checks if c.status is not CheckStatus.OK
             )
     lines.extend(f"diagnosis: {d}" for d in last.diagnosis)
     return lines
@@ -96,6 +132,8 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
 def _workload_summary(workload: WorkloadResult, result: str) -> str:
     label = _workload_label(workload)
     after = " after 1 restart" if workload.restarted else ""
+    if workload.prior_restart and not workload.restarted:
+        after = " (restarted once by an earlier run; not again)"
     last = workload.verdict_attempt
     if last is None:
         return f"{label}: {workload.error or 'not verified'}"
@@ -122,15 +160,18 @@ def _reason(error: Uninspectable | None) -> str | None:
     return None if error is None else error.reason
 
 
+def _checks_json(checks: tuple[CheckResult, ...]) -> list[dict[str, Any]]:
+    return [
+        {"type": c.type, "target": c.target, "status": c.status.value, "detail": c.detail} for c in checks
+    ]
+
+
 def _container_json(container: ContainerVerdict) -> dict[str, Any]:
     return {
         "name": container.name,
         "status": container.status.value,
         "reason": _reason(container.error),
-        "checks": [
-            {"type": c.type, "target": c.target, "status": c.status.value, "detail": c.detail}
-            for c in container.checks
-        ],
+        "checks": _checks_json(container.checks),
     }
 
 
@@ -145,6 +186,7 @@ def _attempt_json(attempt: AttemptVerdict) -> dict[str, Any]:
                 "node": p.node,
                 "status": p.status.value,
                 "reason": _reason(p.error),
+                "checks": _checks_json(p.checks),
                 "containers": [_container_json(c) for c in p.containers],
             }
             for p in attempt.pods
@@ -164,7 +206,10 @@ def to_json(*, run: RunResult) -> dict[str, Any]:
                 "kind": w.kind,
                 "namespace": w.namespace,
                 "name": w.name,
+                "result": w.result,
+                "exit_code": w.exit_code,
                 "restarted": w.restarted,
+                "restarted_by_earlier_run": w.prior_restart or None,
                 "error": w.error,
                 "attempts": [_attempt_json(a) for a in w.attempts],
             }

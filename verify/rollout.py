@@ -15,6 +15,8 @@ from verify.model import PodTarget
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 TEMPLATE_HASH_LABEL = "pod-template-hash"
+REVISION_HASH_LABEL = "controller-revision-hash"  # StatefulSet and DaemonSet pods
+ROLLING_UPDATE = "RollingUpdate"
 TIMED_OUT_REASON = "ProgressDeadlineExceeded"
 _MAX_MESSAGE = 300
 # waiting reasons whose message the kubelet writes itself (never application output)
@@ -126,6 +128,57 @@ def _container_names(pod_spec: Mapping[str, Any]) -> list[str]:
     return [_str(c, "name") for c in _list(pod_spec, "containers") if isinstance(c, Mapping)]
 
 
+def _unknown_containers(
+    label: str, revision: str, template_spec: Mapping[str, Any], wanted: Sequence[str]
+) -> list[str]:
+    """Requested containers the template lacks: a restart cannot add them."""
+    names = _container_names(template_spec)
+    return [
+        f'{label}: container "{c}" is not in the pod template of revision {revision} '
+        f"(containers: {', '.join(names) or 'none'})"
+        for c in wanted
+        if c not in names
+    ]
+
+
+def _pods_of(
+    pods: Sequence[Mapping[str, Any]], *, owner_uid: str, label: str, value: str, containers: Sequence[str]
+) -> tuple[PodTarget, ...]:
+    """Live pods owned by `owner_uid` whose `label` is `value`, sorted by name.
+
+    Terminating pods and terminal (Failed/Succeeded, e.g. evicted) pods are skipped: they are
+    not serving the new revision and their containers cannot be exec'd into reliably.
+    """
+    targets: list[PodTarget] = []
+    for pod in pods:
+        pod_meta = _dict(pod, "metadata")
+        if pod_meta.get("deletionTimestamp"):
+            continue
+        if _str(_dict(pod, "status"), "phase") in ("Failed", "Succeeded"):
+            continue
+        if not _owned_by(pod, owner_uid) or _str(_dict(pod_meta, "labels"), label) != value:
+            continue
+        pod_spec = _dict(pod, "spec")
+        names = _container_names(pod_spec)
+        if containers:
+            names = [c for c in names if c in containers]
+        targets.append(
+            PodTarget(
+                name=_str(pod_meta, "name"),
+                node=_str(pod_spec, "nodeName"),
+                containers=tuple(names),
+                uid=_str(pod_meta, "uid"),
+            )
+        )
+    return tuple(sorted(targets, key=lambda t: t.name))
+
+
+def _count_problem(label: str, wanted: int, found: int, revision: str) -> tuple[str, ...]:
+    if found == wanted:
+        return ()
+    return (f"{label}: expected {wanted} pods of revision {revision}, found {found}",)
+
+
 def select_current_pods(
     *,
     deployment: Mapping[str, Any],
@@ -133,11 +186,7 @@ def select_current_pods(
     pods: Sequence[Mapping[str, Any]],
     containers: Sequence[str] = (),
 ) -> PodSelection:
-    """Pods of the Deployment's current revision: owned by its ReplicaSet, same template hash.
-
-    Terminating pods and terminal (Failed/Succeeded, e.g. evicted) pods are skipped: they are
-    not serving the new revision and their containers cannot be exec'd into reliably.
-    """
+    """Pods of the Deployment's current revision: owned by its ReplicaSet, same template hash."""
     meta = _dict(deployment, "metadata")
     name = _str(meta, "name")
     uid = _str(meta, "uid")
@@ -154,56 +203,176 @@ def select_current_pods(
         return PodSelection(revision, "", "", (), (f"{label}: no ReplicaSet for revision {revision}",))
     rs = current[0]
     rs_meta = _dict(rs, "metadata")
-    rs_name = _str(rs_meta, "name")
-    rs_uid = _str(rs_meta, "uid")
     template_hash = _str(_dict(rs_meta, "labels"), TEMPLATE_HASH_LABEL)
-
     template_spec = _dict(rs, "spec", "template", "spec") or _dict(deployment, "spec", "template", "spec")
-    template_containers = _container_names(template_spec)
-    permanent: list[str] = []
-    unknown = [c for c in containers if c not in template_containers]
-    for missing in unknown:
-        permanent.append(
-            f'{label}: container "{missing}" is not in the pod template of revision {revision} '
-            f"(containers: {', '.join(template_containers) or 'none'})"
-        )
-
-    targets: list[PodTarget] = []
-    for pod in pods:
-        pod_meta = _dict(pod, "metadata")
-        if pod_meta.get("deletionTimestamp"):
-            continue
-        if _str(_dict(pod, "status"), "phase") in ("Failed", "Succeeded"):
-            continue
-        if not _owned_by(pod, rs_uid):
-            continue
-        if _str(_dict(pod_meta, "labels"), TEMPLATE_HASH_LABEL) != template_hash:
-            continue
-        pod_spec = _dict(pod, "spec")
-        names = _container_names(pod_spec)
-        if containers:
-            names = [c for c in names if c in containers]
-        targets.append(
-            PodTarget(
-                name=_str(pod_meta, "name"),
-                node=_str(pod_spec, "nodeName"),
-                containers=tuple(names),
-                uid=_str(pod_meta, "uid"),
-            )
-        )
-    targets.sort(key=lambda t: t.name)
-
-    problems: list[str] = []
-    wanted = _replicas(deployment)
-    if len(targets) != wanted:
-        problems.append(f"{label}: expected {wanted} pods of revision {revision}, found {len(targets)}")
+    targets = _pods_of(
+        pods,
+        owner_uid=_str(rs_meta, "uid"),
+        label=TEMPLATE_HASH_LABEL,
+        value=template_hash,
+        containers=containers,
+    )
     return PodSelection(
         revision=revision,
-        replicaset=rs_name,
+        replicaset=_str(rs_meta, "name"),
         template_hash=template_hash,
-        pods=tuple(targets),
-        problems=tuple(problems),
+        pods=targets,
+        problems=_count_problem(label, _replicas(deployment), len(targets), revision),
+        permanent_problems=tuple(_unknown_containers(label, revision, template_spec, containers)),
+    )
+
+
+def _partition(statefulset: Mapping[str, Any]) -> int:
+    rolling = _dict(statefulset, "spec", "updateStrategy", "rollingUpdate")
+    return max(0, _int(rolling, "partition"))
+
+
+def statefulset_state(*, statefulset: Mapping[str, Any]) -> RolloutState:
+    """kubectl's StatefulSetStatusViewer, message text included."""
+    meta = _dict(statefulset, "metadata")
+    spec = _dict(statefulset, "spec")
+    status = _dict(statefulset, "status")
+    strategy = _dict(spec, "updateStrategy")
+    if (_str(strategy, "type") or ROLLING_UPDATE) != ROLLING_UPDATE:
+        return RolloutState(
+            False, True, f"rollout status is only available for {ROLLING_UPDATE} strategy type"
+        )
+    observed = _int(status, "observedGeneration")
+    if observed == 0 or _int(meta, "generation") > observed:
+        return RolloutState(False, False, "Waiting for statefulset spec update to be observed...")
+    replicas = _replicas(statefulset)
+    ready = _int(status, "readyReplicas")
+    if ready < replicas:
+        return RolloutState(False, False, f"Waiting for {replicas - ready} pods to be ready...")
+    updated = _int(status, "updatedReplicas")
+    if isinstance(strategy.get("rollingUpdate"), Mapping):
+        wanted = replicas - _partition(statefulset)
+        if updated < wanted:
+            return RolloutState(
+                False,
+                False,
+                "Waiting for partitioned roll out to finish: "
+                f"{updated} out of {wanted} new pods have been updated...",
+            )
+        return RolloutState(
+            True, False, f"partitioned roll out complete: {updated} new pods have been updated..."
+        )
+    current, update = _str(status, "currentRevision"), _str(status, "updateRevision")
+    if update != current:
+        return RolloutState(
+            False,
+            False,
+            f"waiting for statefulset rolling update to complete {updated} pods at revision {update}...",
+        )
+    return RolloutState(
+        True,
+        False,
+        f"statefulset rolling update complete {_int(status, 'currentReplicas')} pods "
+        f"at revision {current}...",
+    )
+
+
+def daemonset_state(*, daemonset: Mapping[str, Any]) -> RolloutState:
+    """kubectl's DaemonSetStatusViewer, message text included."""
+    meta = _dict(daemonset, "metadata")
+    status = _dict(daemonset, "status")
+    name = _str(meta, "name")
+    if (_str(_dict(daemonset, "spec", "updateStrategy"), "type") or ROLLING_UPDATE) != ROLLING_UPDATE:
+        return RolloutState(
+            False, True, f"rollout status is only available for {ROLLING_UPDATE} strategy type"
+        )
+    if _int(meta, "generation") > _int(status, "observedGeneration"):
+        return RolloutState(False, False, "Waiting for daemon set spec update to be observed...")
+    desired = _int(status, "desiredNumberScheduled")
+    updated = _int(status, "updatedNumberScheduled")
+    available = _int(status, "numberAvailable")
+    prefix = f'Waiting for daemon set "{name}" rollout to finish: '
+    if updated < desired:
+        return RolloutState(False, False, f"{prefix}{updated} out of {desired} new pods have been updated...")
+    if available < desired:
+        return RolloutState(False, False, f"{prefix}{available} of {desired} updated pods are available...")
+    return RolloutState(True, False, f'daemon set "{name}" successfully rolled out')
+
+
+def workload_state(*, kind: str, obj: Mapping[str, Any]) -> RolloutState:
+    """`kubectl rollout status`'s verdict for any of the three kinds."""
+    if kind == "statefulset":
+        return statefulset_state(statefulset=obj)
+    if kind == "daemonset":
+        return daemonset_state(daemonset=obj)
+    return rollout_state(deployment=obj)
+
+
+def select_statefulset_pods(
+    *, statefulset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], containers: Sequence[str] = ()
+) -> PodSelection:
+    """Pods at the StatefulSet's update revision (`controller-revision-hash`); ordinals below a
+    partition stay on the old revision on purpose and are not this rollout's pods."""
+    meta = _dict(statefulset, "metadata")
+    label = f"statefulset {_str(meta, 'name')}"
+    revision = _str(_dict(statefulset, "status"), "updateRevision")
+    if not revision:
+        return PodSelection("", "", "", (), (f"{label}: has no update revision yet",))
+    targets = _pods_of(
+        pods, owner_uid=_str(meta, "uid"), label=REVISION_HASH_LABEL, value=revision, containers=containers
+    )
+    replicas, partition = _replicas(statefulset), _partition(statefulset)
+    wanted = max(0, replicas - partition)
+    permanent = _unknown_containers(
+        label, revision, _dict(statefulset, "spec", "template", "spec"), containers
+    )
+    if wanted == 0:
+        permanent.append(
+            f"{label}: partition {partition} leaves no pod at revision {revision}; nothing to verify"
+        )
+    return PodSelection(
+        revision=revision,
+        replicaset="",
+        template_hash=revision,
+        pods=targets,
+        problems=_count_problem(label, wanted, len(targets), revision),
         permanent_problems=tuple(permanent),
+    )
+
+
+def _revision_number(rev: Mapping[str, Any]) -> int:
+    return _int(rev, "revision")
+
+
+def select_daemonset_pods(
+    *,
+    daemonset: Mapping[str, Any],
+    revisions: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+    containers: Sequence[str] = (),
+) -> PodSelection:
+    """Pods of the DaemonSet's newest ControllerRevision (its `controller-revision-hash`), one
+    per node that should run it (`desiredNumberScheduled`)."""
+    meta = _dict(daemonset, "metadata")
+    name, uid = _str(meta, "name"), _str(meta, "uid")
+    label = f"daemonset {name}"
+    owned = [r for r in revisions if _owned_by(r, uid)]
+    if not owned:
+        return PodSelection("", "", "", (), (f"{label}: has no ControllerRevision yet",))
+    newest = max(owned, key=_revision_number)
+    rev_meta = _dict(newest, "metadata")
+    template_hash = _str(_dict(rev_meta, "labels"), REVISION_HASH_LABEL) or _str(
+        rev_meta, "name"
+    ).removeprefix(f"{name}-")
+    revision = str(_revision_number(newest))
+    targets = _pods_of(
+        pods, owner_uid=uid, label=REVISION_HASH_LABEL, value=template_hash, containers=containers
+    )
+    wanted = _int(_dict(daemonset, "status"), "desiredNumberScheduled")
+    return PodSelection(
+        revision=revision,
+        replicaset=_str(rev_meta, "name"),
+        template_hash=template_hash,
+        pods=targets,
+        problems=_count_problem(label, wanted, len(targets), revision),
+        permanent_problems=tuple(
+            _unknown_containers(label, revision, _dict(daemonset, "spec", "template", "spec"), containers)
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""The job itself: wait, select, inspect, judge, restart at most once, inspect again."""
+"""The job itself: for each workload, wait, select, inspect, judge, restart at most once,
+inspect again. Workloads run in parallel; each gets its own verdict and restart budget."""
 
 from __future__ import annotations
 
@@ -6,15 +7,17 @@ import base64
 import dataclasses
 import datetime as dt
 import hashlib
+import json
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from verify import kube, retry
-from verify.config import Settings
+from verify.config import Job, Settings, TargetPlan, plan_target
 from verify.diagnosis import diagnose
 from verify.inspect import Inspector
 from verify.judge import judge_attempt
@@ -24,19 +27,61 @@ from verify.model import (
     Expectations,
     ExpectedFile,
     FileSpec,
+    HttpExpectation,
     PodObservation,
 )
-from verify.policy import decide
-from verify.report import RunResult, WorkloadResult, problem_lines
-from verify.rollout import select_current_pods, waiting_reasons
+from verify.policy import RESTART_RECORD, RESTART_RECORD_AT, decide, restart_key
+from verify.proxy import Prober
+from verify.report import RunResult, WorkloadResult, combine, problem_lines
+from verify.rollout import (
+    PodSelection,
+    select_current_pods,
+    select_daemonset_pods,
+    select_statefulset_pods,
+    waiting_reasons,
+)
 from verify.spec import Ref, derive, mark_secret_files, referenced_objects
-from verify.watcher import RolloutNotComplete, deployment_path, wait_for_rollout
+from verify.targets import KINDS, PLURAL, WorkloadRef, api_path
+from verify.watcher import RolloutNotComplete, wait_for_rollout
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_UNREADABLE, EXIT_ROLLOUT, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
+MAX_PARALLEL_WORKLOADS = 16
 
 Log = Callable[[str], None]
+SourceVersion = tuple[str, str, str, str]  # (kind, name, uid, resourceVersion)
+
+
+class Logs(Protocol):
+    """Where progress lines go; the CLI groups them per workload on GitHub and GitLab."""
+
+    def run(self, line: str) -> None: ...
+
+    def begin(self, labels: Sequence[str]) -> None: ...
+
+    def workload(self, label: str) -> Log: ...
+
+    def end(self, label: str) -> None: ...
+
+
+@dataclass
+class PlainLogs:
+    """Every line straight to one callable (tests, the library use)."""
+
+    log: Log
+
+    def run(self, line: str) -> None:
+        self.log(line)
+
+    def begin(self, labels: Sequence[str]) -> None:
+        return None
+
+    def workload(self, label: str) -> Log:
+        return self.log
+
+    def end(self, label: str) -> None:
+        return None
 
 
 class SourceError(Exception):
@@ -44,40 +89,64 @@ class SourceError(Exception):
 
 
 @dataclass
-class Run:
-    """Mutable state of one run; `restarts` is checked before any patch is sent."""
+class Shared:
+    """What every workload of one run shares: one deadline, one client, one exec budget."""
 
     settings: Settings
-    namespace: str
     api: kube.Api
     inspector: Inspector
+    prober: Prober
+
+
+@dataclass
+class Run:
+    """Mutable state of one workload's verification; `restarts` is checked before any patch."""
+
+    shared: Shared
+    plan: TargetPlan
+    namespace: str
+    label: str
     log: Log
     restarts: int = 0
+    prior_restart: str = ""  # when an earlier run already restarted this revision, its time
     attempts: list[AttemptVerdict] = field(default_factory=list)
+    sources: dict[Ref, SourceVersion] = field(default_factory=dict)
+
+    @property
+    def api(self) -> kube.Api:
+        return self.shared.api
 
 
-def resolve_expectations(
-    *, api: kube.Api, namespace: str, env: list[str], files: list[FileSpec]
-) -> Expectations:
+def _get_source(run: Run, kind: str, name: str) -> dict[str, Any] | None:
+    """A ConfigMap/Secret, remembered by uid and resourceVersion for the restart record."""
+    plural = "configmaps" if kind == "configmap" else "secrets"
+    try:
+        obj: dict[str, Any] = run.api.get(f"/api/v1/namespaces/{run.namespace}/{plural}/{name}")
+    except kube.KubeError as e:
+        if e.status == 404:
+            return None
+        raise
+    meta = obj.get("metadata") or {}
+    run.sources[(kind, name)] = (kind, name, str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
+    return obj
+
+
+def resolve_expectations(run: Run, *, env: Sequence[str], files: Sequence[FileSpec]) -> Expectations:
     """Expected digests, read from the live ConfigMaps/Secrets; Secret values are hashed at once."""
     out: list[ExpectedFile] = []
-    cache: dict[tuple[str, str], dict[str, Any]] = {}
+    cache: dict[tuple[str, str], dict[str, Any] | None] = {}
     for spec in files:
         if spec.source == "sha256":
             out.append(ExpectedFile(path=spec.path, sha256=spec.digest.lower(), origin="sha256"))
             continue
-        plural = "configmaps" if spec.source == "configmap" else "secrets"
-        key = (plural, spec.name)
+        key = (spec.source, spec.name)
         if key not in cache:
-            try:
-                cache[key] = api.get(f"/api/v1/namespaces/{namespace}/{plural}/{spec.name}")
-            except kube.KubeError as e:
-                if e.status == 404:
-                    raise SourceError(
-                        f"{spec.source} {spec.name} (for {spec.path}) does not exist in namespace {namespace}"
-                    ) from None
-                raise
+            cache[key] = _get_source(run, spec.source, spec.name)
         obj = cache[key]
+        if obj is None:
+            raise SourceError(
+                f"{spec.source} {spec.name} (for {spec.path}) does not exist in namespace {run.namespace}"
+            )
         if spec.source == "configmap":
             data = obj.get("data") or {}
             binary = obj.get("binaryData") or {}
@@ -104,38 +173,70 @@ def resolve_expectations(
     return Expectations(env=tuple(env), files=tuple(out))
 
 
-def _selector(dep: dict[str, Any]) -> str:
-    ml = (dep.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-    return ",".join(f"{k}={v}" for k, v in sorted(ml.items()))
+def resolve_http(run: Run) -> tuple[HttpExpectation, ...]:
+    """HTTP checks with `equals-configmap` replaced by the ConfigMap key's live value."""
+    out: list[HttpExpectation] = []
+    for check in run.plan.expect_http:
+        if not check.equals_configmap:
+            out.append(check)
+            continue
+        name, _, key = check.equals_configmap.partition("/")
+        obj = _get_source(run, "configmap", name)
+        data = (obj or {}).get("data") or {}
+        if obj is None or key not in data:
+            what = f"configmap {name}" if obj is None else f"configmap {name} has no key {key}: it"
+            raise SourceError(f"{what} (for the HTTP check {check.label}) does not exist in {run.namespace}")
+        out.append(
+            dataclasses.replace(
+                check,
+                equals=json.dumps(str(data[key])),
+                equals_configmap="",
+                origin=f"configmap {name}/{key}",
+            )
+        )
+    return tuple(out)
+
+
+def selector_string(obj: dict[str, Any]) -> str:
+    """The workload's `spec.selector` as a label selector string (matchLabels and matchExpressions)."""
+    sel = obj.get("spec", {}).get("selector") or {}
+    terms = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for expr in sel.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            terms.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            terms.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            terms.append(key)
+        elif op == "DoesNotExist":
+            terms.append(f"!{key}")
+    return ",".join(terms)
 
 
 def uses_spec(settings: Settings) -> bool:
     """--from-spec is the default when no explicit expectation is given."""
-    if settings.from_spec is not None:
-        return settings.from_spec
-    return not (settings.expect_env or settings.expect_file)
+    return plan_target(settings=settings, ref=WorkloadRef("deployment", "x")).from_spec
 
 
-def container_expectations(run: Run, dep: dict[str, Any]) -> dict[str, Expectations]:
+def container_expectations(run: Run, obj: dict[str, Any]) -> dict[str, Expectations]:
     """Per container: the explicit expectations, merged over what the pod template implies."""
-    s, ns, api = run.settings, run.namespace, run.api
-    explicit = resolve_expectations(api=api, namespace=ns, env=list(s.expect_env), files=list(s.expect_file))
-    pod_spec = dep.get("spec", {}).get("template", {}).get("spec", {})
+    plan = run.plan
+    explicit = resolve_expectations(run, env=plan.expect_env, files=plan.expect_file)
+    pod_spec = obj.get("spec", {}).get("template", {}).get("spec", {})
     names = [
-        c["name"] for c in pod_spec.get("containers") or [] if not s.containers or c["name"] in s.containers
+        c["name"]
+        for c in pod_spec.get("containers") or []
+        if not plan.containers or c["name"] in plan.containers
     ]
-    if not uses_spec(s):
+    if not plan.from_spec:
         return {n: mark_secret_files(expectations=explicit, pod_spec=pod_spec, container=n) for n in names}
     objects: dict[Ref, dict[str, Any] | None] = {}
     for kind, name in sorted(referenced_objects(pod_spec=pod_spec)):
-        plural = "configmaps" if kind == "configmap" else "secrets"
-        try:
-            objects[(kind, name)] = api.get(f"/api/v1/namespaces/{ns}/{plural}/{name}")
-        except kube.KubeError as e:
-            if e.status != 404:
-                raise
-            objects[(kind, name)] = None
-    derived = derive(pod_spec=pod_spec, containers=names, objects=objects, hmac_key=run.inspector.run_key.key)
+        objects[(kind, name)] = _get_source(run, kind, name)
+    derived = derive(
+        pod_spec=pod_spec, containers=names, objects=objects, hmac_key=run.shared.inspector.run_key.key
+    )
     return {
         n: mark_secret_files(
             expectations=derived.get(n, Expectations()).merged(explicit), pod_spec=pod_spec, container=n
@@ -151,7 +252,7 @@ def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -
         return None
     out: set[tuple[str, str]] = set()
     for pod in verdict.pods:
-        if pod.error is not None:
+        if pod.error is not None or any(c.status is not CheckStatus.OK for c in pod.checks):
             return None
         for c in pod.containers:
             if c.error is not None:
@@ -167,28 +268,44 @@ def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -
     return out
 
 
-def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
-    """One pass over the pods of the current revision: one list each, one exec per container."""
-    s, ns, api = run.settings, run.namespace, run.api
-    sel = _selector(dep)
-    rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
-    pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
-    # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
+def select_pods(run: Run, obj: dict[str, Any]) -> PodSelection:
+    """One list of pods (and of ReplicaSets or ControllerRevisions) per workload, never per pod."""
+    ns, api, kind = run.namespace, run.api, run.plan.ref.kind
+    sel = selector_string(obj)
     template = [
-        c["name"] for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
+        c["name"] for c in obj.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
     ]
-    selection = select_current_pods(
-        deployment=dep, replicasets=rss, pods=pods, containers=s.containers or template
-    )
-    expectations = container_expectations(run, dep)
-    run.log(
-        f"deployment {s.deployment}: inspecting {len(selection.pods)} pods of revision {selection.revision}"
-    )
+    # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
+    containers = run.plan.containers or tuple(template)
+    pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
+    if kind == "statefulset":
+        return select_statefulset_pods(statefulset=obj, pods=pods, containers=containers)
+    if kind == "daemonset":
+        revisions = api.get(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)["items"]
+        return select_daemonset_pods(daemonset=obj, revisions=revisions, pods=pods, containers=containers)
+    rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+    return select_current_pods(deployment=obj, replicasets=rss, pods=pods, containers=containers)
+
+
+def attempt(run: Run, obj: dict[str, Any]) -> AttemptVerdict:
+    """One pass over the pods of the current revision: one exec per container, one request per
+    HTTP check and pod."""
+    ns, api = run.namespace, run.api
+    shared = run.shared
+    run.sources.clear()
+    selection = select_pods(run, obj)
+    expectations = container_expectations(run, obj)
+    http = resolve_http(run)
+    run.log(f"{run.label}: inspecting {len(selection.pods)} pods of revision {selection.revision}")
 
     def expect(container: str) -> Expectations:
         return expectations.get(container, Expectations())
 
-    observations = run.inspector.inspect(namespace=ns, pods=selection.pods, expectations_for=expect)
+    with ThreadPoolExecutor(max_workers=1) as side:
+        answers = side.submit(lambda: shared.prober.check(namespace=ns, pods=selection.pods, checks=http))
+        observations = shared.inspector.inspect(namespace=ns, pods=selection.pods, expectations_for=expect)
+        by_pod = answers.result()
+    observations = [dataclasses.replace(o, http=by_pod.get(o.pod.name, ())) for o in observations]
 
     def judge(obs: list[PodObservation]) -> AttemptVerdict:
         return judge_attempt(
@@ -201,20 +318,15 @@ def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
 
     verdict = judge(observations)
     pending = _graceable(verdict, expectations)
+    grace = shared.settings.volume_grace
     if pending:
-        grace_end = time.monotonic() + min(s.volume_grace, api.deadline.remaining())
-        run.log(
-            f"deployment {s.deployment}: {len(pending)} containers wait for a volume refresh "
-            f"(up to {s.volume_grace:g}s)"
-        )
+        grace_end = time.monotonic() + min(grace, api.deadline.remaining())
+        run.log(f"{run.label}: {len(pending)} containers wait for a volume refresh (up to {grace:g}s)")
         while pending and time.monotonic() < grace_end:
             waiting = frozenset(pending)
             time.sleep(min(GRACE_POLL, max(0.0, grace_end - time.monotonic())))
-            fresh = run.inspector.inspect(
-                namespace=ns,
-                pods=selection.pods,
-                expectations_for=expect,
-                only=waiting.__contains__,
+            fresh = shared.inspector.inspect(
+                namespace=ns, pods=selection.pods, expectations_for=expect, only=waiting.__contains__
             )
             observations = _replace(observations, fresh)
             verdict = judge(observations)
@@ -222,10 +334,7 @@ def attempt(run: Run, dep: dict[str, Any]) -> AttemptVerdict:
     if verdict.ok:
         return verdict
     return dataclasses.replace(
-        verdict,
-        diagnosis=tuple(
-            diagnose(workload=f"deployment {s.deployment}", verdict=verdict, expectations=expectations)
-        ),
+        verdict, diagnosis=tuple(diagnose(workload=run.label, verdict=verdict, expectations=expectations))
     )
 
 
@@ -242,28 +351,43 @@ def _replace(old: list[PodObservation], fresh: list[PodObservation]) -> list[Pod
     return out
 
 
-def restart(run: Run, dep: dict[str, Any]) -> None:
-    """Exactly what `kubectl rollout restart` sends; refuses a second call."""
+def _annotations(obj: dict[str, Any]) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("annotations") or {}
+
+
+def restart(run: Run, obj: dict[str, Any]) -> None:
+    """What `kubectl rollout restart` sends, plus a record of it on the workload so a retried
+    job verifying the same revision does not restart it again; refuses a second call."""
     if run.restarts >= 1:
         raise RuntimeError("a restart was already issued in this run")
-    name = run.settings.deployment
-    if dep.get("spec", {}).get("paused"):
+    ref = run.plan.ref
+    if obj.get("spec", {}).get("paused"):
         raise kube.KubeError(
-            f"deployments.apps/{name} can't restart paused deployment (run rollout resume first)",
+            f"deployments.apps/{ref.name} can't restart paused deployment (run rollout resume first)",
             status=409,
         )
-    run.restarts += 1
     now = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
-    body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}}}
-    run.api.patch(deployment_path(run.namespace, name), body, "application/strategic-merge-patch+json")
-    run.log(f"deployment {name}: restarted (once), waiting for the new rollout")
+    template = json.loads(json.dumps(obj.get("spec", {}).get("template") or {}))
+    template.setdefault("metadata", {}).setdefault("annotations", {})[RESTARTED_AT] = now
+    key = restart_key(template=template, sources=run.sources.values())
+    body = {
+        "metadata": {"annotations": {RESTART_RECORD: key, RESTART_RECORD_AT: now}},
+        "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
+    }
+    run.restarts += 1
+    run.api.patch(
+        api_path(kind=ref.kind, namespace=run.namespace, name=ref.name),
+        body,
+        "application/strategic-merge-patch+json",
+    )
+    run.log(f"{run.label}: restarted (once), waiting for the new rollout")
 
 
 def _rollout_failure(run: Run, exc: RolloutNotComplete) -> str:
     reasons: list[str] = []
     try:
         pods = run.api.get(
-            f"/api/v1/namespaces/{run.namespace}/pods", labelSelector=_selector(exc.deployment)
+            f"/api/v1/namespaces/{run.namespace}/pods", labelSelector=selector_string(exc.workload)
         )["items"]
         reasons = waiting_reasons(pods=pods)
     except kube.KubeError:
@@ -274,65 +398,63 @@ def _rollout_failure(run: Run, exc: RolloutNotComplete) -> str:
     return msg
 
 
-def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> RunResult:
-    """Run the whole verification; every outcome is a RunResult (the CLI maps it to an exit)."""
-    deadline = retry.Deadline(settings.timeout)
-    ns = settings.namespace or connection.namespace
-    api = kube.Api(connection, deadline)
-    inspector = Inspector(
-        configuration=connection.configuration,
-        exec_timeout=settings.exec_timeout,
-        concurrency=settings.concurrency,
-        deadline=deadline,
-    )
-    run = Run(settings=settings, namespace=ns, api=api, inspector=inspector, log=log)
+def verify_workload(
+    *, shared: Shared, plan: TargetPlan, namespace: str, label: str, log: Log
+) -> WorkloadResult:
+    """Wait, inspect, restart at most once, inspect again: one workload's whole verdict."""
+    run = Run(shared=shared, plan=plan, namespace=namespace, label=label, log=log)
+    ref, api = plan.ref, shared.api
 
     def result(
         kind: Literal["passed", "failed", "error"], code: int, message: str, error: str | None = None
-    ) -> RunResult:
-        wl = WorkloadResult(
-            kind="deployment",
-            namespace=ns,
-            name=settings.deployment,
+    ) -> WorkloadResult:
+        return WorkloadResult(
+            kind=ref.kind,
+            namespace=namespace,
+            name=ref.name,
             attempts=tuple(run.attempts),
             restarted=run.restarts > 0,
             error=error,
             superseded=error is not None and run.restarts >= len(run.attempts) > 0,
-        )
-        return RunResult(
             result=kind,
             exit_code=code,
-            restarted=run.restarts > 0,
-            workloads=(wl,),
             message=message,
+            prior_restart=run.prior_restart,
         )
 
     try:
         while True:
-            log(f"deployment {settings.deployment}: waiting for the rollout in namespace {ns}")
-            dep = wait_for_rollout(api=api, namespace=ns, name=settings.deployment)
-            verdict = attempt(run, dep)
+            log(f"{label}: waiting for the rollout in namespace {namespace}")
+            obj = wait_for_rollout(api=api, namespace=namespace, name=ref.name, kind=ref.kind)
+            verdict = attempt(run, obj)
+            if not run.attempts and run.restarts == 0:
+                record = _annotations(obj).get(RESTART_RECORD)
+                if record and record == restart_key(
+                    template=obj.get("spec", {}).get("template") or {}, sources=run.sources.values()
+                ):
+                    run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "an earlier run"
+                    log(
+                        f"{label}: an earlier run of rollout-verify already restarted this revision "
+                        f"({run.prior_restart}); it will not be restarted again"
+                    )
             run.attempts.append(verdict)
-            decision = decide(verdict=verdict, restarts_done=run.restarts, restart_mode=settings.restart)
+            done = run.restarts + (1 if run.prior_restart else 0)
+            decision = decide(verdict=verdict, restarts_done=done, restart_mode=plan.restart)
             if decision.action == "pass":
                 return result("passed", EXIT_OK, decision.reason)
             if decision.action == "fail":
                 return result("failed", EXIT_FAILED, decision.reason)
             seen = WorkloadResult(
-                kind="deployment",
-                namespace=ns,
-                name=settings.deployment,
-                attempts=(verdict,),
-                restarted=False,
+                kind=ref.kind, namespace=namespace, name=ref.name, attempts=(verdict,), restarted=False
             )
             for line in problem_lines(workload=seen):
                 log(line)
-            log(f"deployment {settings.deployment}: {decision.reason}")
+            log(f"{label}: {decision.reason}")
             if api.deadline.expired:
                 # no time left to see a new rollout through: restarting now would change the
                 # cluster for nothing
-                raise RolloutNotComplete(f"--timeout ran out before the restart ({decision.reason})", dep)
-            restart(run, dep)
+                raise RolloutNotComplete(f"--timeout ran out before the restart ({decision.reason})", obj)
+            restart(run, obj)
     except RolloutNotComplete as e:
         msg = _rollout_failure(run, e)
         return result("error", EXIT_ROLLOUT, msg, error=f"rollout did not complete: {msg}")
@@ -348,7 +470,97 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
         return result("error", EXIT_INTERNAL, msg, error=msg)
 
 
-def internal_error(exc: Exception) -> str:
+def _label(plan: TargetPlan, namespace: str, default: str) -> str:
+    where = f"{namespace}/" if namespace != default else ""
+    return f"{plan.ref.kind} {where}{plan.ref.name}"
+
+
+def select_workloads(*, api: kube.Api, namespace: str, selector: str) -> list[WorkloadRef]:
+    """Every Deployment, StatefulSet and DaemonSet with the labels: one list per kind."""
+    found: list[WorkloadRef] = []
+    for kind in KINDS:
+        items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+        found.extend(WorkloadRef(kind=kind, name=i["metadata"]["name"]) for i in items)
+    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name))
+
+
+def _plans(job: Job, api: kube.Api, namespace: str) -> list[TargetPlan]:
+    plans = list(job.targets)
+    s = job.settings
+    if s.selector is not None:
+        named = {(p.ref.kind, p.ref.name, p.namespace or namespace) for p in plans}
+        matched = select_workloads(api=api, namespace=namespace, selector=s.selector)
+        if not matched and not plans:
+            kinds = ", ".join(PLURAL[k] for k in KINDS)
+            raise kube.KubeError(
+                f"--selector {s.selector} matches no {kinds} in namespace {namespace}", status=404
+            )
+        plans += [
+            plan_target(settings=s, ref=ref)
+            for ref in matched
+            if (ref.kind, ref.name, namespace) not in named
+        ]
+    return plans
+
+
+def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
+    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
+    settings = job.settings
+    deadline = retry.Deadline(settings.timeout)
+    default_ns = settings.namespace or connection.namespace
+    api = kube.Api(connection, deadline)
+    shared = Shared(
+        settings=settings,
+        api=api,
+        inspector=Inspector(
+            configuration=connection.configuration,
+            exec_timeout=settings.exec_timeout,
+            concurrency=settings.concurrency,
+            deadline=deadline,
+        ),
+        prober=Prober(
+            connection=connection,
+            timeout=settings.exec_timeout,
+            concurrency=settings.concurrency,
+            deadline=deadline,
+        ),
+    )
+    try:
+        plans = _plans(job, api, default_ns)
+    except kube.KubeError as e:
+        msg = f"forbidden: {e}" if e.status == 403 else str(e)
+        logs.run(msg)
+        return RunResult(
+            result="error", exit_code=EXIT_UNREADABLE, restarted=False, workloads=(), message=msg
+        )
+    work = [(p, p.namespace or default_ns) for p in plans]
+    labels = [_label(p, ns, default_ns) for p, ns in work]
+    logs.begin(labels)
+
+    def one(index: int) -> WorkloadResult:
+        plan, ns = work[index]
+        label = labels[index]
+        try:
+            return verify_workload(
+                shared=shared, plan=plan, namespace=ns, label=label, log=logs.workload(label)
+            )
+        finally:
+            logs.end(label)
+
+    if len(work) == 1:
+        results = [one(0)]
+    else:
+        pool = ThreadPoolExecutor(max_workers=min(len(work), MAX_PARALLEL_WORKLOADS))
+        try:
+            results = list(pool.map(one, range(len(work))))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+    return combine(workloads=tuple(results))
+
+
+def internal_error(exc: BaseException) -> str:
     """Name the exception type and where it was raised, never its message (it could quote data)."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""

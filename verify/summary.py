@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from verify.model import AttemptVerdict, CheckStatus
 from verify.outcome import container_problems
-from verify.report import RunResult, WorkloadResult, verdict_line
+from verify.report import RunResult, WorkloadResult, check_phrase, verdict_line
 
 MAX_OK_ROWS = 50  # beyond this, passing containers are counted instead of listed
 
@@ -59,6 +59,14 @@ def _workload(wl: WorkloadResult) -> list[str]:
             status = _ICON[CheckStatus.UNINSPECTABLE]
             rows.append((False, _row(pod.name, pod.node, "", status, pod.error.reason)))
             continue
+        for check in pod.checks:
+            detail = "" if check.status is CheckStatus.OK else check_phrase(check)
+            rows.append(
+                (
+                    check.status is CheckStatus.OK,
+                    _row(pod.name, pod.node, f"http {check.target}", _ICON[check.status], detail),
+                )
+            )
         for c in pod.containers:
             detail = "; ".join(container_problems(container=c))
             rows.append(

@@ -1,4 +1,5 @@
-"""Waiting for a Deployment rollout with a watch (no polling), judged by `rollout.rollout_state`."""
+"""Waiting for a rollout with a watch (no polling), judged by `rollout.workload_state`, which is
+`kubectl rollout status` for Deployments, StatefulSets and DaemonSets."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 from verify import retry
 from verify.kube import Api, KubeError
-from verify.rollout import rollout_state
+from verify.rollout import workload_state
+from verify.targets import Kind, api_path
 
 
 @dataclass
@@ -16,19 +18,23 @@ class RolloutNotComplete(Exception):
     """The rollout failed (progress deadline) or the run's deadline ran out first: exit 4."""
 
     message: str
-    deployment: dict[str, Any]
+    workload: dict[str, Any]
 
 
 def deployment_path(namespace: str, name: str = "") -> str:
-    base = f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    return f"{base}/{name}" if name else base
+    return api_path(kind="deployment", namespace=namespace, name=name)
 
 
-def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
-    """Return the Deployment once kubectl would call it rolled out; raise RolloutNotComplete."""
-    dep: dict[str, Any] = api.get(deployment_path(namespace, name))
+def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deployment") -> dict[str, Any]:
+    """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete."""
+
+    def state_of(obj: dict[str, Any]) -> Any:
+        return workload_state(kind=kind, obj=obj)
+
+    path = api_path(kind=kind, namespace=namespace, name=name)
+    dep: dict[str, Any] = api.get(path)
     while True:
-        state = rollout_state(deployment=dep)
+        state = state_of(dep)
         if state.done:
             return dep
         if state.failed:
@@ -38,11 +44,11 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
             raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
         if dep.get("spec", {}).get("paused"):
             # a paused Deployment never progresses: waiting out the timeout would only hide that
-            raise RolloutNotComplete(f"deployment {name} is paused: {state.message}", dep)
+            raise RolloutNotComplete(f"{kind} {name} is paused: {state.message}", dep)
         rv = dep["metadata"]["resourceVersion"]
         try:
             with api.watch(
-                deployment_path(namespace),
+                api_path(kind=kind, namespace=namespace),
                 fieldSelector=f"metadata.name={name}",
                 resourceVersion=rv,
                 allowWatchBookmarks="true",
@@ -59,9 +65,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
                             status=int(obj.get("code") or 0),
                         )
                     if typ == "DELETED":
-                        raise KubeError(
-                            f'deployments.apps "{name}" was deleted during the rollout', status=404
-                        )
+                        raise KubeError(f"{kind} {name} was deleted during the rollout", status=404)
                     if typ == "BOOKMARK":
                         dep["metadata"]["resourceVersion"] = obj.get("metadata", {}).get(
                             "resourceVersion", rv
@@ -69,7 +73,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
                         continue
                     if typ in ("ADDED", "MODIFIED"):
                         dep = obj
-                        s = rollout_state(deployment=dep)
+                        s = state_of(dep)
                         if s.done or s.failed:
                             break
                     if api.deadline.expired:
@@ -82,8 +86,8 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str) -> dict[str, Any]:
         except KubeError as e:
             if e.status != 410:  # an expired version as an HTTP status: re-read, as for the event
                 raise
-        state = rollout_state(deployment=dep)
+        state = state_of(dep)
         if not state.done and not state.failed:
             if api.deadline.expired:
                 raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
-            dep = api.get(deployment_path(namespace, name))
+            dep = api.get(path)

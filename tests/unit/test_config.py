@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.config import ConfigError, build_parser, load_settings, parse_duration, settings_fields
+from verify.config import ConfigError, build_parser, load_job, load_settings, parse_duration, settings_fields
 from verify.model import FileSpec
 
 HEX = "ab" * 32
@@ -118,7 +118,7 @@ def test_empty_env_values_count_as_unset() -> None:
 @pytest.mark.parametrize(
     ("argv", "env", "field", "needle"),
     [
-        ([], {}, "deployment", "--deployment: is required"),
+        ([], {}, "targets", "--target: nothing to verify; pass --target KIND/NAME"),
         (["--deployment", "Web_1"], {}, "deployment", '"Web_1" is not a valid Deployment name'),
         (["--expect-env", "1BAD"], BASE, "expect_env", '--expect-env: "1BAD" is not an env var'),
         ([], {**BASE, "VERIFY_EXPECT_ENV": "A=1"}, "expect_env", "VERIFY_EXPECT_ENV"),
@@ -148,7 +148,7 @@ def test_invalid_input_raises_one_line_config_error(
     argv: list[str], env: dict[str, str], field: str, needle: str
 ) -> None:
     with pytest.raises(ConfigError) as info:
-        load_settings(argv=argv, environ=env)
+        load_job(argv=argv, environ=env)
     text = str(info.value)
     assert info.value.field == field
     assert needle in text
@@ -189,10 +189,8 @@ def test_settings_fields_cover_every_setting_with_description() -> None:
 
 
 def test_no_from_spec_without_expectations_is_a_config_error() -> None:
-    from verify.config import ConfigError, load_settings
-
     with pytest.raises(ConfigError) as err:
-        load_settings(argv=["--deployment", "web", "--no-from-spec"], environ={})
+        load_job(argv=["--deployment", "web", "--no-from-spec"], environ={})
     assert "nothing to verify" in str(err.value) and "\n" not in str(err.value)
 
 

@@ -167,7 +167,10 @@ def test_to_json_has_exact_shape() -> None:
                 "kind": "deployment",
                 "namespace": "prod",
                 "name": "web",
+                "result": "passed",
+                "exit_code": 0,
                 "restarted": False,
+                "restarted_by_earlier_run": None,
                 "error": None,
                 "attempts": [
                     {
@@ -180,6 +183,7 @@ def test_to_json_has_exact_shape() -> None:
                                 "node": "node-1",
                                 "status": "uninspectable",
                                 "reason": None,
+                                "checks": [],
                                 "containers": [
                                     {
                                         "name": "app",
@@ -213,6 +217,7 @@ def test_to_json_has_exact_shape() -> None:
                                 "node": "node-2",
                                 "status": "uninspectable",
                                 "reason": "gone",
+                                "checks": [],
                                 "containers": [],
                             },
                         ],
