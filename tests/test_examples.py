@@ -24,7 +24,7 @@ REQUIRED = {
     "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",
     "from_spec", "volume_grace", "kubeconfig_data",
 }  # fmt: skip
-GITLAB_ONLY = {"stage", "image"}  # where the job runs, not what it verifies
+GITLAB_ONLY = {"stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
 ARGO_ONLY = {"kubeconfig-secret"}  # the Secret VERIFY_KUBECONFIG_DATA is read from
 
 
@@ -63,7 +63,8 @@ def test_action_inputs_map_one_to_one_to_settings() -> None:
     assert action["runs"]["using"] == "docker" and action["runs"]["image"] == "Dockerfile"
     mapped = mapping(action["runs"]["env"], r"\$\{\{ inputs\.([a-z0-9-]+) \}\}")
     check(set(action["inputs"]), mapped)
-    assert action["inputs"]["deployment"]["required"] is True
+    # none is required: a step names its workloads by deployment, targets, selector or config
+    assert not any(i.get("required") for i in action["inputs"].values())
     assert all(i.get("description") for i in action["inputs"].values())
     assert set(action["outputs"]) >= {"result", "restarted", "failed-pods", "report-path"}
 
@@ -105,7 +106,8 @@ def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
         r"\$\[\[ inputs\.([a-z0-9-]+) \]\]",
     )
     check(inputs, mapped, extra=GITLAB_ONLY)
-    assert "default" not in header["spec"]["inputs"]["deployment"]  # required
+    # no input is required: a job names its workloads by deployment, targets, selector or config
+    assert all("default" in spec for spec in header["spec"]["inputs"].values())
     assert job["image"]["entrypoint"] == [""]
     assert job["artifacts"]["reports"]["junit"] == "$[[ inputs.junit ]]"
 
