@@ -1,0 +1,200 @@
+"""Several workloads in one run, --selector, --config files and the restart record, end to end
+through the real CLI against kubesim."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Kubectl
+from tests.helpers import deployment, run_verify, secret
+from tests.kubesim.cluster import Cluster
+
+PLANTED = "s3cr3t-multi-planted-9c1e"
+
+
+def patches(cluster: Cluster, resource: str = "deployments") -> int:
+    return cluster.requests[("patch", resource)]
+
+
+def stale_pod(cluster: Cluster, kubectl: Kubectl, name: str, secret_name: str) -> None:
+    """The second seed: the Secret gains FEATURE_CREDENTIAL after the pods started, then one pod
+    is replaced and sees it, the other keeps its old environment."""
+    cluster.apply(secret(secret_name, {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment(name, replicas=2, env_from=[{"secretRef": {"name": secret_name}}]))
+    cluster.wait_rollout(name)
+    cluster.apply(secret(secret_name, {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
+    pods = sorted(
+        p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith(f"{name}-")
+    )
+    kubectl("delete", "pod", pods[0])
+    cluster.wait_rollout(name)
+
+
+def test_one_failing_workload_fails_the_run_and_the_report_shows_every_workload(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    cluster.apply(secret("api-secrets", {"FEATURE_CREDENTIAL": PLANTED}))
+    cluster.apply(deployment("api", replicas=2, env_from=[{"secretRef": {"name": "api-secrets"}}]))
+    stale_pod(cluster, kubectl, "web", "web-secrets")
+    cluster.wait_rollout("api")
+    cluster.reset_counts()
+
+    out = run_verify(
+        "--target",
+        "deployment/api",
+        "--target",
+        "deploy/web",
+        "--expect-env",
+        "FEATURE_CREDENTIAL",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert out.report is not None and out.report["result"] == "failed"
+    by_name = {w["name"]: w for w in out.report["workloads"]}
+    assert set(by_name) == {"api", "web"}
+    assert (by_name["api"]["result"], by_name["web"]["result"]) == ("passed", "failed")
+    assert "PASSED" not in out.stdout.splitlines()[-1]
+    assert "deployment api: 2 pods verified" in out.stdout
+    assert "deployment web: 1 of 2 pods failed verification" in out.stdout
+    assert "deployment web: pod web-" in out.stdout and "lacks env FEATURE_CREDENTIAL" in out.stdout
+    assert out.junit.count("<testsuite ") == 2
+    assert patches(cluster) == 0
+    assert PLANTED not in out.everything
+
+
+def test_each_workload_gets_its_own_restart_and_both_then_pass(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    stale_pod(cluster, kubectl, "web", "web-secrets")
+    stale_pod(cluster, kubectl, "worker", "worker-secrets")
+    cluster.reset_counts()
+
+    out = run_verify(
+        "--target",
+        "deployment/web,deployment/worker",
+        "--expect-env",
+        "FEATURE_CREDENTIAL",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["restarted"] is True
+    assert [w["restarted"] for w in out.report["workloads"]] == [True, True]
+    assert patches(cluster) == 2  # once each
+    assert PLANTED not in out.everything
+
+
+def test_config_file_gives_each_target_its_own_expectations(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("api-secrets", {"API_KEY": PLANTED}))
+    cluster.apply(deployment("api", replicas=1, env_from=[{"secretRef": {"name": "api-secrets"}}]))
+    cluster.apply(deployment("web", replicas=2))
+    config = tmp_path / "verify.yaml"
+    config.write_text(
+        "targets:\n"
+        "  - target: deployment/api\n"
+        "    expect-env: [API_KEY]\n"
+        "  - target: deployment/web\n"
+        "    from-spec: false\n"
+        "    expect-env: PATH,HOSTNAME\n"
+    )
+    out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    assert out.report is not None
+    checks = {
+        w["name"]: {c["target"] for c in w["attempts"][0]["pods"][0]["containers"][0]["checks"]}
+        for w in out.report["workloads"]
+    }
+    assert checks == {"api": {"API_KEY"}, "web": {"PATH", "HOSTNAME"}}
+    assert PLANTED not in out.everything
+
+
+def test_config_file_error_names_file_line_and_field_and_sends_nothing(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "verify.yaml"
+    config.write_text(
+        "targets:\n"
+        "  - target: deployment/api\n"
+        "    expect-env: [API_KEY]\n"
+        "  - target: daemonset/agent\n"
+        "    expect-env:\n"
+        "      - GOOD\n"
+        "      - 1BAD\n"
+    )
+    cluster.reset_counts()
+    out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 2, out.everything
+    errors = [line for line in out.stderr.splitlines() if line.startswith("rollout-verify: error:")]
+    assert errors == [
+        f'rollout-verify: error: --config: {config}:5: targets[1] (daemonset/agent): expect-env: "1BAD" '
+        "is not an env var name; use letters, digits and _ (not starting with a digit), names only, "
+        "no values (VERIFY_CONFIG)"
+    ]
+    assert cluster.requests.total() == 0
+
+
+def test_config_file_unknown_key_and_bad_target_point_at_their_lines(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "verify.yaml"
+    config.write_text("targets:\n  - target: deployment/api\n    expect-envs: [A]\n")
+    out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 2
+    assert f'{config}:3: targets[0] (deployment/api): unknown key "expect-envs"; use ' in out.stderr
+    config.write_text("targets:\n  - target: cronjob/nightly\n")
+    out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 2
+    assert f'{config}:2: targets[0] (cronjob/nightly): target: "cronjob" is not a workload kind' in out.stderr
+    config.write_text("targets:\n  - target: [deployment\n")
+    out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 2 and f"{config}:3: " in out.stderr and "fix the YAML syntax" in out.stderr
+    assert cluster.requests.total() == 0
+
+
+def test_a_retried_job_on_the_same_revision_does_not_restart_again(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
+    args = ("--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--from-spec")
+
+    first = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert first.code == 1, first.everything  # the key is in no Secret: a restart cannot help
+    assert patches(cluster) == 1
+    annotations = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"]
+    assert "rollout-verify.io/restarted-for" in annotations
+
+    retried = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert retried.code == 1, retried.everything
+    assert patches(cluster) == 1  # no second restart for the same revision
+    assert "an earlier run of rollout-verify already restarted this revision" in retried.stderr
+    assert retried.report is not None
+    (wl,) = retried.report["workloads"]
+    assert wl["restarted"] is False and wl["restarted_by_earlier_run"]
+    assert "(restarted once by an earlier run; not again)" in retried.stdout
+
+    # new configuration (the Secret changed) is a new revision to verify: one restart again
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://y"}))
+    again = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert again.code == 1, again.everything
+    assert patches(cluster) == 2
+
+
+def test_restart_record_is_one_patch_with_the_restart(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 1
+    dep = cluster.get("Deployment", "web") or {}
+    record_at = dep["metadata"]["annotations"]["rollout-verify.io/restarted-at"]
+    restarted_at = dep["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
+    assert record_at == restarted_at
+    assert patches(cluster) == 1
+    assert json.dumps(out.report).count("restarted_by_earlier_run") == 1
