@@ -38,6 +38,9 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",)),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
+    Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("status",)),
+    Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )
