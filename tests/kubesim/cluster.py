@@ -558,7 +558,10 @@ class Cluster:
 
 def _set_owners(refs: list[Any]) -> Callable[[Obj], None]:
     def fn(o: Obj) -> None:
-        o["metadata"]["ownerReferences"] = refs
+        if refs:
+            o["metadata"]["ownerReferences"] = refs
+        else:  # an empty list is omitted, as the apiserver serialises it
+            o["metadata"].pop("ownerReferences", None)
 
     return fn
 

@@ -125,18 +125,33 @@ def default_workload(kind: str, obj: Obj) -> None:
     if not isinstance(tpl, dict):
         tpl = spec["template"] = {}
     _default_pod_spec(tpl.setdefault("spec", {}))
-    qualified = f"{kind}.apps"
     if not spec.get("selector"):
-        raise ApiError.invalid(qualified, name, "spec.selector", "Required value")
+        raise _invalid(kind, name, "spec.selector", "FieldValueRequired", "Required value")
     labels = (tpl.get("metadata") or {}).get("labels") or {}
     if not labels_match(labels, selector_from_match(spec["selector"])):
         pairs = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(labels.items()))
-        raise ApiError.invalid(
-            qualified,
+        raise _invalid(
+            kind,
             name,
             "spec.template.metadata.labels",
+            "FieldValueInvalid",
             f"Invalid value: map[string]string{{{pairs}}}: `selector` does not match template `labels`",
         )
+
+
+def _invalid(kind: str, name: str, field: str, reason: str, message: str) -> ApiError:
+    """`errors.NewInvalid` for an apps kind: the message names `Kind.apps`, the details kind and group."""
+    return ApiError(
+        422,
+        "Invalid",
+        f'{kind}.apps "{name}" is invalid: {field}: {message}',
+        {
+            "name": name,
+            "group": "apps",
+            "kind": kind,
+            "causes": [{"reason": reason, "message": message, "field": field}],
+        },
+    )
 
 
 # -- pod predicates -----------------------------------------------------------------------------------
