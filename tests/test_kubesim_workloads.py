@@ -12,7 +12,7 @@ import yaml
 from kubernetes import client, config, watch
 
 from tests.conftest import Kubectl
-from tests.helpers import daemonset, statefulset
+from tests.helpers import configmap, daemonset, statefulset
 from tests.kubesim.cluster import Cluster
 
 HASH = "controller-revision-hash"
@@ -61,8 +61,15 @@ def test_statefulset_creates_pods_in_order_and_rolls_from_the_highest_ordinal_do
 ) -> None:
     v1 = client.CoreV1Api(api(cluster, tmp_path))
     apps = client.AppsV1Api(v1.api_client)
+    cluster.apply(configmap("web-cfg", {"mode": "a"}))
     rv = v1.list_namespaced_pod("default").metadata.resource_version
-    kubectl("apply", "-f", "-", input=yaml.safe_dump(statefulset("web", replicas=3)))
+    obj = statefulset(
+        "web",
+        replicas=3,
+        volumes=[{"name": "cfg", "configMap": {"name": "web-cfg"}}],
+        mounts=[{"name": "cfg", "mountPath": "/cfg"}],
+    )
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(obj))
     out = kubectl("rollout", "status", "statefulset/web", "--timeout=60s")
     assert "partitioned roll out complete: 3 new pods have been updated..." in out
 
@@ -89,6 +96,8 @@ def test_statefulset_creates_pods_in_order_and_rolls_from_the_highest_ordinal_do
     assert cr["revision"] == 1 and cr["metadata"]["ownerReferences"][0]["name"] == "web"
     assert cr["data"]["spec"]["template"]["$patch"] == "replace"
     assert cr["metadata"]["labels"]["app"] == "web"
+    # the kubelets run these pods like any other: the ConfigMap volume is there
+    assert kubectl("exec", "web-1", "--", "cat", "/cfg/mode") == "a"
 
     # a new template with partition 2: only web-2 moves to the new revision
     patch = {
@@ -136,6 +145,15 @@ def test_statefulset_creates_pods_in_order_and_rolls_from_the_highest_ordinal_do
     assert sts.status.current_revision == sts.status.update_revision == rev2
     assert sts.status.current_replicas == 3
     assert {p["metadata"]["labels"][HASH] for p in pods_json(kubectl, "app=web")} == {rev2}
+
+    # `kubectl rollout restart` patches the template: a third revision, rolled out to every pod
+    assert "statefulset.apps/web restarted" in kubectl("rollout", "restart", "statefulset/web")
+    out = kubectl("rollout", "status", "statefulset/web", "--timeout=60s")
+    assert "partitioned roll out complete: 3 new pods have been updated..." in out
+    rev3 = apps.read_namespaced_stateful_set("web", "default").status.update_revision
+    assert rev3 not in (rev1, rev2)
+    assert {p["metadata"]["labels"][HASH] for p in pods_json(kubectl, "app=web")} == {rev3}
+    assert sorted(r["revision"] for r in revisions(kubectl).values()) == [1, 2, 3]
 
 
 def test_statefulset_parallel_creates_all_at_once_ondelete_waits_for_deletes_and_scales_down_from_the_top(
@@ -356,6 +374,8 @@ def test_get_wide_columns_defaults_and_the_python_client_reads_and_watches_revis
     row = lines[3].split()
     assert row[:7] == ["daemonset.apps/agent", "3", "3", "3", "3", "3", "<none>"]
     assert row[-3:] == ["app", "busybox:1.36", "app=agent"]
+    names = kubectl("get", "all", "-o", "name").split()
+    assert "statefulset.apps/web" in names and "daemonset.apps/agent" in names and "pod/web-0" in names
     crs = kubectl("get", "controllerrevisions").splitlines()
     assert crs[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
     assert any(ln.split()[1:3] == ["statefulset.apps/web", "1"] for ln in crs[1:])
