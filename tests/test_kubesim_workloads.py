@@ -275,10 +275,21 @@ def test_daemonset_surge_starts_each_new_pod_before_removing_the_old_one(
     surge = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     kubectl("apply", "-f", "-", input=yaml.safe_dump(daemonset("proxy", updateStrategy=surge)))
     cluster.wait_daemonset("proxy")
-    rv = v1.list_namespaced_pod("default").metadata.resource_version
+    listing = v1.list_namespaced_pod("default")
     kubectl("rollout", "restart", "daemonset/proxy")
     kubectl("rollout", "status", "daemonset/proxy", "--timeout=60s")
-    events = pod_events(v1, rv)
+    events = pod_events(v1, listing.metadata.resource_version)
+    # never more than maxSurge (1) nodes with an extra pod
+    live = {p.metadata.name: p.spec.node_name for p in listing.items}
+    doubled = []
+    for type_, name, node, _, stopping, _ in events:
+        if type_ == "DELETED" or stopping:
+            live.pop(name, None)
+        else:
+            live[name] = node
+        per_node = [n for n in live.values() if n]
+        doubled.append(sum(per_node.count(n) > 1 for n in set(per_node)))
+    assert max(doubled) == 1
     # per node: the replacement is Ready before the old pod starts terminating
     old = {e[1] for e in events if e[4]}
     assert len(old) == 3
@@ -402,6 +413,12 @@ def test_get_wide_columns_defaults_and_the_python_client_reads_and_watches_revis
         'The DaemonSet "bad" is invalid: spec.template.metadata.labels: Invalid value: '
         'map[string]string{"app":"bad"}: `selector` does not match template `labels`' in proc.stderr
     )
+
+    kinds = []
+    for fn in (apps.list_namespaced_stateful_set, apps.list_namespaced_daemon_set):
+        for ev in watch.Watch().stream(fn, "default", timeout_seconds=1):
+            kinds.append((ev["type"], type(ev["object"]).__name__, ev["object"].metadata.name))
+    assert kinds == [("ADDED", "V1StatefulSet", "web"), ("ADDED", "V1DaemonSet", "agent")]
 
     listing = apps.list_namespaced_controller_revision("default")
     assert sorted((r.metadata.owner_references[0].kind, r.revision) for r in listing.items) == [

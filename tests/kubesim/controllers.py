@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .patch import labels_match, selector_from_match
 from .resources import BY_PATH
 from .store import Event, Obj, now_rfc3339
+from .workloads import Workloads, node_fits
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -95,9 +96,7 @@ class Controllers:
         self.frozen: set[tuple[str, str]] = set()
         # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
         self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
-        from .workloads import Workloads  # imports this module's neighbours; kept lazy
-
-        self.workloads = Workloads(self)
+        self.workloads = Workloads(self)  # StatefulSets and DaemonSets
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -172,8 +171,6 @@ class Controllers:
         pod = self.store.find(PODS, ns, name)
         if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             return
-        from .workloads import node_fits
-
         # nodeSelector, required node affinity (a DaemonSet pod's matchFields pin), cordons, taints
         nodes = [n for n in self.store.list(NODES) if node_fits(pod["spec"], n)]
         if not nodes:
