@@ -161,3 +161,94 @@ def cache_keepers(cluster: Any, configmap_name: str, nodes: list[str]) -> None:
         ),
         what="cache keepers",
     )
+
+
+def _workload(
+    kind: str,
+    name: str,
+    *,
+    image: str,
+    command: list[str] | None,
+    env: list[dict[str, Any]] | None,
+    env_from: list[dict[str, Any]] | None,
+    volumes: list[dict[str, Any]] | None,
+    mounts: list[dict[str, Any]] | None,
+    containers: list[dict[str, Any]] | None,
+    spec: dict[str, Any],
+) -> dict[str, Any]:
+    app: dict[str, Any] = {"name": "app", "image": image, "command": command or ["sleep", "3600"]}
+    if env:
+        app["env"] = env
+    if env_from:
+        app["envFrom"] = env_from
+    if mounts:
+        app["volumeMounts"] = mounts
+    pod_spec: dict[str, Any] = {"terminationGracePeriodSeconds": 1, "containers": [app, *(containers or [])]}
+    if volumes:
+        pod_spec["volumes"] = volumes
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
+            **spec,
+        },
+    }
+
+
+def statefulset(
+    name: str,
+    *,
+    replicas: int = 3,
+    image: str = "busybox:1.36",
+    command: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    env_from: list[dict[str, Any]] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    mounts: list[dict[str, Any]] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A StatefulSet like `deployment(...)`: container `app`, label `app=NAME`, serviceName NAME; extra
+    keyword arguments go into its spec (`podManagementPolicy=`, `updateStrategy=`, ...)."""
+    return _workload(
+        "StatefulSet",
+        name,
+        image=image,
+        command=command,
+        env=env,
+        env_from=env_from,
+        volumes=volumes,
+        mounts=mounts,
+        containers=containers,
+        spec={"replicas": replicas, "serviceName": name, **spec},
+    )
+
+
+def daemonset(
+    name: str,
+    *,
+    image: str = "busybox:1.36",
+    command: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    env_from: list[dict[str, Any]] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    mounts: list[dict[str, Any]] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A DaemonSet like `deployment(...)`; extra keyword arguments go into its spec (`updateStrategy=`, ...)."""
+    return _workload(
+        "DaemonSet",
+        name,
+        image=image,
+        command=command,
+        env=env,
+        env_from=env_from,
+        volumes=volumes,
+        mounts=mounts,
+        containers=containers,
+        spec=spec,
+    )

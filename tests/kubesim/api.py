@@ -335,6 +335,10 @@ class ApiServer:
                     "spec.template.metadata.labels",
                     f"Invalid value: {json.dumps(labels)}: `selector` does not match template `labels`",
                 )
+        if kind in ("StatefulSet", "DaemonSet"):
+            from .workloads import default_workload
+
+            default_workload(kind, obj)
         if kind == "ReplicaSet":
             obj.setdefault("spec", {}).setdefault("replicas", 1)
             _default_pod_spec(obj["spec"].setdefault("template", {}).setdefault("spec", {}))

@@ -428,6 +428,56 @@ class Cluster:
             and st.get("availableReplicas", 0) == spec.get("replicas", 1)
         )
 
+    def wait_statefulset(self, name: str, namespace: str = "default", timeout: float = 60.0) -> None:
+        """Block until the StatefulSet is complete as `kubectl rollout status` judges it."""
+        self.wait_for(
+            lambda: self.statefulset_complete(name, namespace),
+            timeout=timeout,
+            what=f"rollout of statefulset {name}",
+        )
+
+    def statefulset_complete(self, name: str, namespace: str = "default") -> bool:
+        """kubectl's StatefulSetStatusViewer: observed, all ready, and (RollingUpdate with a partition)
+        `updatedReplicas >= replicas - partition`, or (no rollingUpdate) the update revision current.
+        kubectl refuses OnDelete; here OnDelete is complete once observed and all ready."""
+        s = self.get("StatefulSet", name, namespace)
+        if s is None:
+            return False
+        st, spec = s.get("status") or {}, s["spec"]
+        replicas = int(spec.get("replicas", 1))
+        if not st.get("observedGeneration") or s["metadata"].get("generation", 1) > st["observedGeneration"]:
+            return False
+        if int(st.get("readyReplicas", 0)) < replicas:
+            return False
+        strategy = spec.get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return True
+        ru = strategy.get("rollingUpdate")
+        if isinstance(ru, dict):
+            return int(st.get("updatedReplicas", 0)) >= replicas - int(ru.get("partition") or 0)
+        return bool(st.get("updateRevision") == st.get("currentRevision"))
+
+    def wait_daemonset(self, name: str, namespace: str = "default", timeout: float = 60.0) -> None:
+        """Block until the DaemonSet is complete as `kubectl rollout status` judges it."""
+        self.wait_for(
+            lambda: self.daemonset_complete(name, namespace),
+            timeout=timeout,
+            what=f"rollout of daemonset {name}",
+        )
+
+    def daemonset_complete(self, name: str, namespace: str = "default") -> bool:
+        """kubectl's DaemonSetStatusViewer: observed, every desired node updated and available."""
+        d = self.get("DaemonSet", name, namespace)
+        if d is None:
+            return False
+        st = d.get("status") or {}
+        desired = int(st.get("desiredNumberScheduled", 0))
+        return (
+            d["metadata"].get("generation", 1) <= int(st.get("observedGeneration", 0))
+            and int(st.get("updatedNumberScheduled", 0)) >= desired
+            and int(st.get("numberAvailable", 0)) >= desired
+        )
+
     # -- used by the API server and controllers (on the loop) ----------------------
     def delete_object(self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str) -> Obj:
         obj = self.store.get(res, ns, name)
@@ -455,7 +505,11 @@ class Cluster:
                 return cur
         if propagation == "Orphan":
             uid = obj["metadata"]["uid"]
-            for dep_res in (BY_PATH[("apps", "replicasets")], PODS):
+            for dep_res in (
+                BY_PATH[("apps", "replicasets")],
+                BY_PATH[("apps", "controllerrevisions")],
+                PODS,
+            ):
                 for o in self.store.list(dep_res, ns):
                     refs = o["metadata"].get("ownerReferences") or []
                     if any(r.get("uid") == uid for r in refs):
@@ -504,7 +558,10 @@ class Cluster:
 
 def _set_owners(refs: list[Any]) -> Callable[[Obj], None]:
     def fn(o: Obj) -> None:
-        o["metadata"]["ownerReferences"] = refs
+        if refs:
+            o["metadata"]["ownerReferences"] = refs
+        else:  # an empty list is omitted, as the apiserver serialises it
+            o["metadata"].pop("ownerReferences", None)
 
     return fn
 

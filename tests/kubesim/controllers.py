@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .patch import labels_match, selector_from_match
 from .resources import BY_PATH
 from .store import Event, Obj, now_rfc3339
+from .workloads import Workloads, node_fits
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -20,6 +21,9 @@ PODS = BY_PATH[("", "pods")]
 NODES = BY_PATH[("", "nodes")]
 RS = BY_PATH[("apps", "replicasets")]
 DEPLOY = BY_PATH[("apps", "deployments")]
+STS = BY_PATH[("apps", "statefulsets")]
+DS = BY_PATH[("apps", "daemonsets")]
+REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 REV = "deployment.kubernetes.io/revision"
 SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -92,6 +96,7 @@ class Controllers:
         self.frozen: set[tuple[str, str]] = set()
         # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
         self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
+        self.workloads = Workloads(self)  # StatefulSets and DaemonSets
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -99,9 +104,9 @@ class Controllers:
         kind = ev.res.kind
         meta = ev.obj["metadata"]
         ns = ev.namespace
-        if kind == "Deployment":
-            self.pending.add(("Deployment", ns, meta["name"]))
-        elif kind in ("ReplicaSet", "Pod"):
+        if kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            self.pending.add((kind, ns, meta["name"]))
+        elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
             if kind == "ReplicaSet" and ev.type != "DELETED":
                 self.pending.add(("ReplicaSet", ns, meta["name"]))
             for ref in meta.get("ownerReferences") or []:
@@ -115,6 +120,8 @@ class Controllers:
             ):
                 self.pending.add(("Schedule", ns, meta["name"]))
         elif kind == "Node":
+            for d in self.store.list(DS):
+                self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
             for p in self.store.list(PODS):
                 if not p["spec"].get("nodeName"):
                     self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
@@ -124,8 +131,9 @@ class Controllers:
 
     def tick(self) -> None:
         """Periodic resync: progress deadlines and availability depend on the clock."""
-        for d in self.store.list(DEPLOY):
-            self.pending.add(("Deployment", d["metadata"]["namespace"], d["metadata"]["name"]))
+        for res in (DEPLOY, STS, DS):
+            for d in self.store.list(res):
+                self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
 
     def run_pending(self) -> bool:
         worked = False
@@ -136,6 +144,10 @@ class Controllers:
                 self.reconcile_deployment(ns, name)
             elif kind == "ReplicaSet":
                 self.reconcile_replicaset(ns, name)
+            elif kind == "StatefulSet":
+                self.workloads.reconcile_statefulset(ns, name)
+            elif kind == "DaemonSet":
+                self.workloads.reconcile_daemonset(ns, name)
             elif kind == "Schedule":
                 self.schedule(ns, name)
         return worked
@@ -143,7 +155,7 @@ class Controllers:
     # -- garbage collection -----------------------------------------------------
     def _collect_garbage(self, owner: Obj) -> None:
         uid = owner["metadata"]["uid"]
-        for res in (RS, PODS):
+        for res in (RS, REVISIONS, PODS):
             for o in self.store.list(res, owner["metadata"].get("namespace")):
                 if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
                     self.cluster.delete_object(
@@ -159,13 +171,8 @@ class Controllers:
         pod = self.store.find(PODS, ns, name)
         if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             return
-        sel = pod["spec"].get("nodeSelector") or {}
-        nodes = [
-            n
-            for n in self.store.list(NODES)
-            if not (n.get("spec") or {}).get("unschedulable")
-            and all((n["metadata"].get("labels") or {}).get(k) == v for k, v in sel.items())
-        ]
+        # nodeSelector, required node affinity (a DaemonSet pod's matchFields pin), cordons, taints
+        nodes = [n for n in self.store.list(NODES) if node_fits(pod["spec"], n)]
         if not nodes:
 
             def unsched(p: Obj) -> None:

@@ -38,9 +38,21 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",)),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
+    Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("status",)),
+    Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )
+
+# Kinds in the `all` category (`kubectl get all`), as the apiserver's discovery lists them.
+CATEGORY_ALL = {
+    ("", "pods"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+}
 
 BY_PATH: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
@@ -66,6 +78,7 @@ def resource_list(group: str, version: str) -> dict[str, object]:
                 "kind": r.kind,
                 "verbs": VERBS,
                 **({"shortNames": list(r.short)} if r.short else {}),
+                **({"categories": ["all"]} if (r.group, r.plural) in CATEGORY_ALL else {}),
             }
         )
         for sub in r.subresources:

@@ -21,7 +21,19 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
 
 # Fields whose change bumps metadata.generation (spec-bearing kinds).
-_GENERATION_KINDS = {"Deployment", "ReplicaSet"}
+_GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
+# The v1 face of DaemonSet's internal spec.templateGeneration (apps/v1 conversion).
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+# PrepareForCreate clears status; these are its fields without `omitempty`, as a fresh object shows them.
+_EMPTY_STATUS = {
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    },
+}
 
 
 def now_rfc3339() -> str:
@@ -105,6 +117,12 @@ class Store:
         meta["creationTimestamp"] = now_rfc3339()
         if res.kind in _GENERATION_KINDS:
             meta["generation"] = 1
+        if res.kind in _EMPTY_STATUS:
+            obj["status"] = copy.deepcopy(_EMPTY_STATUS[res.kind])
+        if res.kind == "DaemonSet":
+            ann = meta.setdefault("annotations", {})
+            if not str(ann.get(TEMPLATE_GENERATION, "")).isdigit() or int(ann[TEMPLATE_GENERATION]) < 1:
+                ann[TEMPLATE_GENERATION] = "1"
         for k in ("resourceVersion", "deletionTimestamp", "selfLink"):
             meta.pop(k, None)
         self._stamp(obj)
@@ -158,6 +176,12 @@ class Store:
             if new.get("spec") != cur.get("spec"):
                 gen += 1
             meta["generation"] = gen
+        if res.kind == "DaemonSet":
+            # server-owned: kept from the stored object, bumped when the pod template changes
+            tgen = int((cur["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION, "1"))
+            if (new.get("spec") or {}).get("template") != (cur.get("spec") or {}).get("template"):
+                tgen += 1
+            meta.setdefault("annotations", {})[TEMPLATE_GENERATION] = str(tgen)
         if new == cur:
             return cur
         self._stamp(new)

@@ -112,6 +112,73 @@ def _rs_row(o: Obj) -> list[Any]:
     ]
 
 
+def _sorted_labels(m: dict[str, str] | None) -> str:
+    """`labels.FormatLabels`."""
+    return ",".join(f"{k}={v}" for k, v in sorted((m or {}).items())) or "<none>"
+
+
+def _label_selector(spec: Obj) -> str:
+    """`metav1.FormatLabelSelector`: requirements sorted by key."""
+    sel = spec.get("selector") or {}
+    parts = [(k, f"{k}={v}") for k, v in (sel.get("matchLabels") or {}).items()]
+    for e in sel.get("matchExpressions") or []:
+        key, op, vals = e.get("key", ""), e.get("operator", ""), sorted(e.get("values") or [])
+        text = {
+            "In": f"{key} in ({','.join(vals)})",
+            "NotIn": f"{key} notin ({','.join(vals)})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op, key)
+        parts.append((key, text))
+    return ",".join(t for _, t in sorted(parts)) or "<none>"
+
+
+def _sts_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+    ]
+
+
+def _ds_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    tpl = spec.get("template") or {}
+    names, images = _containers(tpl)
+    return [
+        o["metadata"]["name"],
+        st.get("desiredNumberScheduled", 0),
+        st.get("currentNumberScheduled", 0),
+        st.get("numberReady", 0),
+        st.get("updatedNumberScheduled", 0),
+        st.get("numberAvailable", 0),
+        _sorted_labels((tpl.get("spec") or {}).get("nodeSelector")),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _label_selector(spec),
+    ]
+
+
+def _revision_row(o: Obj) -> list[Any]:
+    ref = next((r for r in o["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+    owner = "<none>"
+    if ref is not None:
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(ref.get("kind", "")).lower()
+        owner = f"{kind}.{group}/{ref.get('name', '')}" if group else f"{kind}/{ref.get('name', '')}"
+    return [
+        o["metadata"]["name"],
+        owner,
+        o.get("revision", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+    ]
+
+
 def _node_row(o: Obj) -> list[Any]:
     conds = {c["type"]: c["status"] for c in (o.get("status") or {}).get("conditions") or []}
     status = "Ready" if conds.get("Ready") == "True" else "NotReady"
@@ -167,6 +234,36 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
             _col("Selector", priority=1),
         ],
         _rs_row,
+    ),
+    "statefulsets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+        ],
+        _sts_row,
+    ),
+    "daemonsets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            _col("Node Selector"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _ds_row,
+    ),
+    "controllerrevisions": (
+        [_col("Name", fmt="name"), _col("Controller"), _col("Revision"), _col("Age")],
+        _revision_row,
     ),
     "configmaps": (
         [_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],
