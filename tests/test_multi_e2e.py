@@ -88,6 +88,34 @@ def test_each_workload_gets_its_own_restart_and_both_then_pass(
     assert PLANTED not in out.everything
 
 
+def test_selector_verifies_every_labelled_workload_and_only_those(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    for name, part_of in (("shop-web", "shop"), ("shop-api", "shop"), ("blog", "blog")):
+        dep = deployment(name, replicas=1)
+        dep["metadata"]["labels"] = {"app.kubernetes.io/part-of": part_of}
+        cluster.apply(dep)
+    out = run_verify(
+        "--selector",
+        "app.kubernetes.io/part-of=shop",
+        "--expect-env",
+        "PATH",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 0, out.everything
+    assert out.report is not None
+    assert sorted(w["name"] for w in out.report["workloads"]) == ["shop-api", "shop-web"]
+
+
+def test_selector_matching_nothing_exits_3(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    out = run_verify("--selector", "app=none", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    assert "--selector app=none matches no deployments, statefulsets, daemonsets in namespace default" in (
+        out.stdout + out.stderr
+    )
+
+
 def test_config_file_gives_each_target_its_own_expectations(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
@@ -186,11 +214,11 @@ def test_a_retried_job_on_the_same_revision_does_not_restart_again(
     assert patches(cluster) == 2
 
 
-def test_restart_record_is_one_patch_with_the_restart(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+def test_restart_record_is_one_patch_with_the_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
     cluster.apply(deployment("web", replicas=1))
-    out = run_verify(
-        "--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path
-    )
+    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1
     dep = cluster.get("Deployment", "web") or {}
     record_at = dep["metadata"]["annotations"]["rollout-verify.io/restarted-at"]

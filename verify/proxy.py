@@ -74,6 +74,8 @@ class Prober:
         self.deadline = deadline
         self.requests = 0
         self._lock = threading.Lock()
+        # one budget of parallel calls for the whole run, however many workloads check at once
+        self._slots = threading.BoundedSemaphore(concurrency)
 
     def _once(self, path: str, budget: retry.Deadline) -> httpx.Response:
         with self._lock:
@@ -93,6 +95,10 @@ class Prober:
         return resp
 
     def check_pod(self, *, namespace: str, pod: PodTarget, check: HttpExpectation) -> HttpObservation:
+        with self._slots:
+            return self._check_pod(namespace=namespace, pod=pod, check=check)
+
+    def _check_pod(self, *, namespace: str, pod: PodTarget, check: HttpExpectation) -> HttpObservation:
         seconds = min(self.timeout, self.deadline.remaining())
         if seconds <= 0:
             return HttpObservation(
