@@ -277,13 +277,17 @@ def select_pods(run: Run, obj: dict[str, Any]) -> PodSelection:
     ]
     # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
     containers = run.plan.containers or tuple(template)
-    pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
+    # the revision's owner first (ReplicaSets or ControllerRevisions), then its pods: a pod
+    # created in between belongs to a revision already listed
     if kind == "statefulset":
+        pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
         return select_statefulset_pods(statefulset=obj, pods=pods, containers=containers)
     if kind == "daemonset":
         revisions = api.get(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)["items"]
+        pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
         return select_daemonset_pods(daemonset=obj, revisions=revisions, pods=pods, containers=containers)
     rss = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+    pods = api.get(f"/api/v1/namespaces/{ns}/pods", labelSelector=sel)["items"]
     return select_current_pods(deployment=obj, replicasets=rss, pods=pods, containers=containers)
 
 
