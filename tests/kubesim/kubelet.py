@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .network import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
 from .resources import BY_PATH
 from .store import Event, Obj, now_rfc3339
 
@@ -163,6 +164,7 @@ class PodRuntime:
     task: asyncio.Task[None] | None = None
     stopping: bool = False
     ip: str = ""
+    sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
 
 
 class Kubelet:
@@ -174,7 +176,8 @@ class Kubelet:
         self.pods: dict[str, PodRuntime] = {}
         self.root = cluster.root / "nodes" / node
         self.root.mkdir(parents=True, exist_ok=True)
-        self._ip = 10
+        self.ipam = Ipam(pod_cidr(index))
+        self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------
@@ -215,8 +218,6 @@ class Kubelet:
                 pod,
                 self.root / "pods" / uid,
             )
-            self._ip += 1
-            rt.ip = f"10.244.{self.index}.{self._ip}"
             self.pods[uid] = rt
             self.cache.register(pod)
             rt.task = asyncio.get_running_loop().create_task(self._run_pod(rt))
@@ -244,6 +245,13 @@ class Kubelet:
                 except MountError as e:
                     self._set_waiting_all(rt, "ContainerCreating", str(e))
                     await asyncio.sleep(1.0)
+            while not rt.stopping:
+                try:
+                    await self._ensure_sandbox(rt)
+                    break
+                except SandboxError as e:
+                    self._set_waiting_all(rt, "ContainerCreating", f"Failed to create pod sandbox: {e}")
+                    await asyncio.sleep(1.0)
             if rt.stopping:
                 return
             specs = rt.pod["spec"].get("containers") or []
@@ -252,6 +260,33 @@ class Kubelet:
             await asyncio.gather(*(self._container_loop(rt, c) for c in specs))
         except asyncio.CancelledError:
             pass
+
+    async def _ensure_sandbox(self, rt: PodRuntime) -> Sandbox:
+        """The pod's network namespace, created (with a fresh IP) if it is missing or died."""
+        if rt.sandbox is not None and rt.sandbox.alive:
+            return rt.sandbox
+        self._release_net(rt)
+        ip = self.ipam.allocate()
+        try:
+            sb = await create_sandbox(ip)
+        except BaseException:
+            self.ipam.release(ip)
+            raise
+        rt.sandbox, rt.ip = sb, ip
+        self.by_ip[ip] = rt
+        if rt.stopping:  # deleted while the sandbox was being created
+            await self._destroy_net(rt)
+        return sb
+
+    def _release_net(self, rt: PodRuntime) -> None:
+        if rt.sandbox is not None and self.by_ip.get(rt.sandbox.ip) is rt:
+            del self.by_ip[rt.sandbox.ip]
+            self.ipam.release(rt.sandbox.ip)
+
+    async def _destroy_net(self, rt: PodRuntime) -> None:
+        self._release_net(rt)
+        if rt.sandbox is not None:
+            await destroy_sandbox(rt.sandbox)
 
     def _set_waiting_all(self, rt: PodRuntime, reason: str, message: str) -> None:
         for c in rt.pod["spec"].get("containers") or []:
@@ -497,8 +532,13 @@ class Kubelet:
         log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         fh = log.open("wb")
+        sandbox = await self._ensure_sandbox(rt)
         try:
             proc = await asyncio.create_subprocess_exec(
+                # join the pod's network namespace, then a mount namespace of the container's own
+                "/usr/bin/nsenter",
+                f"--net={sandbox.netns}",
+                "--",
                 "/usr/bin/unshare",
                 "-m",
                 "--propagation",
@@ -572,6 +612,7 @@ class Kubelet:
                 await asyncio.gather(*(p.wait() for p in procs), return_exceptions=True)
         if rt.task is not None:
             rt.task.cancel()
+        await self._destroy_net(rt)
 
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:
         await self._kill(rt, grace=grace)
@@ -646,8 +687,9 @@ class Kubelet:
                     else "Failed"
                 )
             status["hostIP"] = f"172.18.0.{self.index + 1}"
-            status["podIP"] = rt.ip
-            status["podIPs"] = [{"ip": rt.ip}]
+            if rt.ip:
+                status["podIP"] = rt.ip
+                status["podIPs"] = [{"ip": rt.ip}]
             status.setdefault("startTime", now)
             status["containerStatuses"] = statuses
             status.setdefault("qosClass", "BestEffort")
