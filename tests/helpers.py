@@ -60,10 +60,13 @@ def http_app_container(
     env: list[dict[str, Any]] | None = None,
     env_from: list[dict[str, Any]] | None = None,
     image: str = "kubesim.local/configapp:1",
+    readiness: bool = True,
     **extra: Any,
 ) -> dict[str, Any]:
     """A container running tests/kubesim/apps/configapp.py on `port` (named `http`): `/health`
-    always 200, `/config` 503 unless every `required_env` key is set (values never shown)."""
+    always 200, `/config` 503 unless every `required_env` key is set (values never shown).
+    With `readiness`, a readinessProbe on /health (every second): the pod turns Ready, and joins
+    its Services' endpoints, once the app answers."""
     app_env = [{"name": "PORT", "value": str(port)}]
     if required_env:
         app_env.append({"name": "REQUIRED_ENV", "value": ",".join(required_env)})
@@ -75,6 +78,12 @@ def http_app_container(
         "env": app_env + list(env or []),
         **extra,
     }
+    if readiness:
+        c["readinessProbe"] = {
+            "httpGet": {"path": "/health", "port": "http"},
+            "periodSeconds": 1,
+            "failureThreshold": 3,
+        }
     if env_from:
         c["envFrom"] = env_from
     return c

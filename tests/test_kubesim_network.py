@@ -60,7 +60,9 @@ def deploy_app(cluster: Cluster, http: httpx.Client, name: str, replicas: int = 
     cluster.wait_rollout(name)
     pods = sorted(p["metadata"]["name"] for p in pods_of(cluster, name))
     assert len(pods) == replicas
-    wait_serving(cluster, http, pods)
+    # the readinessProbe on /health passed before the pods counted as available
+    for pod in pods:
+        assert http.get(PROXY.format(pod=f"{pod}:8080", path="/health")).status_code == 200
     return pods
 
 
@@ -211,7 +213,10 @@ def test_pod_proxy_errors_carry_the_apiserver_texts(
             "metadata": {"name": "local-only", "namespace": "default"},
             "spec": {
                 "terminationGracePeriodSeconds": 1,
-                "containers": [http_app_container(env=[{"name": "BIND_ADDRESS", "value": "127.0.0.1"}])],
+                # no readinessProbe: the kubelet's probe dials the pod IP too, so it would never pass
+                "containers": [
+                    http_app_container(env=[{"name": "BIND_ADDRESS", "value": "127.0.0.1"}], readiness=False)
+                ],
             },
         }
     )
@@ -453,3 +458,55 @@ def test_seed_trap_service_health_stays_green_while_one_pod_lacks_the_credential
     assert [p for p, (_, rep) in reports.items() if not rep["feature_credential"]] == [early]
     good = json.loads(kubectl("get", "--raw", PROXY.format(pod=f"{late}:8080", path="/config")))
     assert good["missing"] == [] and good["pod"] == late
+
+
+def test_readiness_probes_gate_pod_ready_and_the_services_endpoints(
+    cluster: Cluster, kubectl: Kubectl, http: httpx.Client
+) -> None:
+    def pod(name: str, labels: dict[str, str], container: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": labels},
+            "spec": {"terminationGracePeriodSeconds": 1, "containers": [container]},
+        }
+
+    cluster.apply(pod("fine", {"role": "probed"}, http_app_container()))
+    cluster.apply(
+        pod("sick", {"role": "probed"}, http_app_container(env=[{"name": "HEALTH_STATUS", "value": "500"}]))
+    )
+    gate = {
+        "name": "app",
+        "image": "busybox:1.36",
+        "command": ["sleep", "3600"],
+        "readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 1},
+    }
+    cluster.apply(pod("gated", {"role": "gated"}, gate))
+    cluster.apply(service("probed", selector={"role": "probed"}))
+    kubectl("wait", "--for=condition=Ready", "pod/fine", "--timeout=60s")
+    ips = {p["metadata"]["name"]: p["status"].get("podIP") for p in cluster.list("Pod")}
+
+    # /health answers 500 on "sick": running, never Ready, listed as a not-ready address
+    cluster.wait_for(
+        lambda: (cluster.get("Endpoints", "probed") or {}).get("subsets", [{}])[0].get("notReadyAddresses"),
+        what="sick pod listed as not ready",
+    )
+    (subset,) = cluster.get("Endpoints", "probed")["subsets"]
+    assert [a["ip"] for a in subset["addresses"]] == [ips["fine"]]
+    assert [a["ip"] for a in subset["notReadyAddresses"]] == [ips["sick"]]
+    row = kubectl("get", "pod", "sick", "--no-headers").split()
+    assert row[1:3] == ["0/1", "Running"]
+    sick = cluster.get("Pod", "sick")
+    ready = next(c for c in sick["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["message"]) == ("False", "containers with unready status: [app]")
+    # the Service proxy only ever picks the ready pod
+    answers = {http.get(SVC_PROXY.format(svc="probed:80", path="/echo")).json()["pod"] for _ in range(12)}
+    assert answers == {"fine"}
+
+    # an exec probe: Ready once the file it reads exists
+    kubectl("wait", "--for=jsonpath={.status.phase}=Running", "pod/gated", "--timeout=60s")
+    assert (
+        kubectl.run("wait", "--for=condition=Ready", "pod/gated", "--timeout=2s", check=False).returncode != 0
+    )
+    kubectl("exec", "gated", "--", "touch", "/tmp/ready")
+    kubectl("wait", "--for=condition=Ready", "pod/gated", "--timeout=30s")

@@ -20,7 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .network import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
+from .network import (
+    DialError,
+    Ipam,
+    Sandbox,
+    SandboxError,
+    container_port,
+    create_sandbox,
+    destroy_sandbox,
+    exchange,
+    pod_cidr,
+    tcp_probe,
+)
 from .resources import BY_PATH
 from .store import Event, Obj, now_rfc3339
 
@@ -150,6 +161,7 @@ class ContainerRuntime:
     last_exit: dict[str, Any] | None = None
     container_id: str = ""
     log_paths: list[Path] = field(default_factory=list)
+    ready: bool = False  # running and (no readinessProbe, or the probe passed)
 
 
 @dataclass
@@ -397,9 +409,20 @@ class Kubelet:
                 await asyncio.sleep(1.0)
                 continue
             await self._launch(rt, c, crt, env)
+            crt.ready = not c.get("readinessProbe")
             self._publish(rt)
             assert crt.proc is not None
-            code = await crt.proc.wait()
+            prober = (
+                asyncio.get_running_loop().create_task(self._readiness(rt, c, crt, crt.proc))
+                if c.get("readinessProbe")
+                else None
+            )
+            try:
+                code = await crt.proc.wait()
+            finally:
+                if prober is not None:
+                    prober.cancel()
+            crt.ready = False
             if rt.stopping:
                 break
             crt.last_exit = {
@@ -420,6 +443,86 @@ class Kubelet:
             self._publish(rt)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, knobs.crashloop_backoff_max)
+
+    async def _readiness(
+        self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, proc: asyncio.subprocess.Process
+    ) -> None:
+        """The readiness prober: the first probe after initialDelaySeconds, then every periodSeconds;
+        ready after successThreshold successes, unready after failureThreshold failures."""
+        probe = c["readinessProbe"]
+        period = float(probe.get("periodSeconds", 10))
+        succ_needed = int(probe.get("successThreshold", 1))
+        fail_needed = int(probe.get("failureThreshold", 3))
+        await asyncio.sleep(float(probe.get("initialDelaySeconds", 0)))
+        succ = fail = 0
+        while proc.returncode is None and not rt.stopping:
+            ok = await self._probe(rt, c, crt, probe)
+            succ, fail = (succ + 1, 0) if ok else (0, fail + 1)
+            ready = True if ok and succ >= succ_needed else False if fail >= fail_needed else crt.ready
+            if ready != crt.ready and proc.returncode is None:
+                crt.ready = ready
+                self._publish(rt)
+            await asyncio.sleep(period)
+
+    async def _probe(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, probe: Obj) -> bool:
+        """One httpGet / tcpSocket / exec probe (a grpc probe is not emulated: it passes)."""
+        timeout = float(probe.get("timeoutSeconds", 1))
+        sandbox = rt.sandbox
+        if "exec" in probe:
+            argv = list((probe["exec"] or {}).get("command") or [])
+            if not argv or crt.pid is None:
+                return False
+            try:
+                p = await asyncio.create_subprocess_exec(
+                    "/usr/bin/nsenter",
+                    *("-t", str(crt.pid), "-m", "-n", "-r", "-w", "--"),
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.DEVNULL,
+                    env=dict(crt.env),
+                    close_fds=False,
+                )
+            except OSError:
+                return False
+            try:
+                return await asyncio.wait_for(p.wait(), timeout) == 0
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+                await p.wait()
+                return False
+        spec = probe.get("httpGet") or probe.get("tcpSocket")
+        if spec is None:
+            return True
+        port = container_port(c, spec.get("port"))
+        if port is None or sandbox is None or not sandbox.alive:
+            return False
+        host = spec.get("host") or sandbox.ip
+        loop = asyncio.get_running_loop()
+        if "tcpSocket" in probe:
+            return await loop.run_in_executor(
+                self.cluster.net.pool, tcp_probe, sandbox.netns, host, port, timeout
+            )
+        headers = [("Host", f"{host}:{port}"), ("User-Agent", "kube-probe/1.32"), ("Accept", "*/*")]
+        headers += [(h["name"], h.get("value", "")) for h in spec.get("httpHeaders") or []]
+        try:
+            up = await loop.run_in_executor(
+                self.cluster.net.pool,
+                exchange,
+                sandbox.netns,
+                host,
+                port,
+                str(spec.get("scheme", "HTTP")).lower(),
+                "GET",
+                spec.get("path") or "/",
+                headers,
+                b"",
+                timeout,
+            )
+        except DialError:
+            return False
+        return 200 <= up.status < 400
 
     def resolve_env(self, rt: PodRuntime, c: Obj) -> dict[str, str]:
         """`makeEnvironmentVariables`: envFrom first, then env (overrides), `$(VAR)` expansion."""
@@ -644,7 +747,7 @@ class Kubelet:
                 "name": c["name"],
                 "image": crt.image,
                 "imageID": "",
-                "ready": crt.state == "running",
+                "ready": crt.state == "running" and crt.ready,
                 "started": crt.state == "running",
                 "restartCount": crt.restarts,
                 "state": state,

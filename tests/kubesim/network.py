@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import ssl
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -364,6 +365,7 @@ class PodNetwork:
         self.store = cluster.store
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="kubesim-proxy")
         self._dirty: set[str] = set()
+        self._services: Counter[str] = Counter()  # Services per namespace
         self._scheduled = False
         self.store.hooks.append(self._on_event)
 
@@ -593,7 +595,10 @@ class PodNetwork:
 
     # -- the Endpoints controller ------------------------------------------------------------
     def _on_event(self, ev: Event) -> None:
-        if ev.res is PODS or ev.res is SERVICES:
+        if ev.res is SERVICES and ev.type != "MODIFIED":
+            self._services[ev.namespace] += 1 if ev.type == "ADDED" else -1
+        # pods matter only where some Service may select them
+        if ev.res is SERVICES or (ev.res is PODS and self._services[ev.namespace] > 0):
             self._dirty.add(ev.namespace)
             if not self._scheduled and self.cluster.loop is not None:
                 self._scheduled = True
@@ -761,15 +766,39 @@ def _pod_ready(pod: Obj) -> bool:
 
 def _target_port(pod: Obj, target: Any) -> int | None:
     """A Service targetPort on this pod: a number, or a container port looked up by name."""
-    if isinstance(target, int):
-        return target
-    if isinstance(target, str) and target.isdigit():
-        return int(target)
-    for c in pod["spec"].get("containers") or []:
-        for p in c.get("ports") or []:
-            if p.get("name") == target:
-                return int(p["containerPort"])
+    for c in pod["spec"].get("containers") or [{}]:
+        port = container_port(c, target)
+        if port is not None:
+            return port
     return None
+
+
+def container_port(container: Obj, port: Any) -> int | None:
+    """An IntOrString port: a number, or the containerPort of one of `container`'s named ports."""
+    if isinstance(port, int):
+        return port
+    if isinstance(port, str) and port.isdigit():
+        return int(port)
+    for p in container.get("ports") or []:
+        if p.get("name") == port:
+            return int(p["containerPort"])
+    return None
+
+
+def tcp_probe(netns: str, ip: str, port: int, timeout: float) -> bool:
+    """A tcpSocket probe: can a connection to ip:port be opened inside `netns`?"""
+    try:
+        sock = socket_in_netns(netns)
+    except OSError:
+        return False
+    try:
+        sock.settimeout(timeout)
+        sock.connect((ip, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 @dataclass
