@@ -320,6 +320,13 @@ def test_official_python_client_reaches_pods_and_services_through_the_proxy(
         assert api.connect_get_namespaced_service_proxy_with_path("py:80", "default", "health") == "ok\n"
         eps = api.read_namespaced_endpoints("py", "default")
         assert sorted(a.target_ref.name for a in eps.subsets[0].addresses) == pods
+        svcs = {s.metadata.name: s for s in api.list_namespaced_service("default").items}
+        assert svcs["kubernetes"].spec.cluster_ip == "10.96.0.1"
+        assert svcs["py"].spec.ports[0].target_port == "http"
+        slices = k8s.DiscoveryV1Api(api.api_client).list_namespaced_endpoint_slice(
+            "default", label_selector="kubernetes.io/service-name=py"
+        )
+        assert sorted(e.target_ref.name for e in slices.items[0].endpoints) == pods
     finally:
         api.api_client.close()
 
@@ -336,6 +343,8 @@ def test_services_print_apply_and_list_ready_pods_as_endpoints(
     assert cluster_ip.startswith("10.96.") and svc["spec"]["type"] == "ClusterIP"
     assert svc["spec"]["ports"] == [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": "http"}]
 
+    rows = {line.split()[0]: line.split() for line in kubectl("get", "svc").splitlines()[1:]}
+    assert rows["kubernetes"][1:5] == ["ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
     lines = kubectl("get", "svc", "shop", "-o", "wide").splitlines()
     assert lines[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
     row = lines[1].split()

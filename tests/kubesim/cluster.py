@@ -152,6 +152,7 @@ class Cluster:
                 },
             )
             self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
+        self.net.install_default_service()
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)

@@ -49,6 +49,7 @@ SLICE_MANAGED_BY = "endpointslice-controller.k8s.io"
 IP_BIN = shutil.which("ip") or "/usr/sbin/ip"
 CLONE_NEWNET = 0x40000000
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
+CONTROL_PLANE_IP = "172.18.0.1"  # nodes are 172.18.0.2, .3, ...
 NODE_PORTS = range(30000, 32768)
 PROXY_METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS")
 # hop-by-hop headers (Go's httputil.ReverseProxy drops them both ways)
@@ -494,6 +495,44 @@ class PodNetwork:
         for k, v in out:
             resp.headers.add(k, v)
         return resp
+
+    def install_default_service(self) -> None:
+        """`default/kubernetes`, as the apiserver's reconciler keeps it (ClusterIP 10.96.0.1, the
+        control plane's address as its endpoint; nothing listens there in kubesim)."""
+        svc: Obj = {
+            "metadata": {
+                "name": "kubernetes",
+                "labels": {"component": "apiserver", "provider": "kubernetes"},
+            },
+            "spec": {
+                "clusterIP": "10.96.0.1",
+                "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+            },
+        }
+        self.admit_service(svc, None)
+        self.store.create(SERVICES, "default", svc)
+        port = {"name": "https", "port": 6443, "protocol": "TCP"}
+        self.store.create(
+            ENDPOINTS,
+            "default",
+            {
+                "metadata": {
+                    "name": "kubernetes",
+                    "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+                },
+                "subsets": [{"addresses": [{"ip": CONTROL_PLANE_IP}], "ports": [port]}],
+            },
+        )
+        self.store.create(
+            SLICES,
+            "default",
+            {
+                "metadata": {"name": "kubernetes", "labels": {SLICE_SERVICE: "kubernetes"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": [CONTROL_PLANE_IP], "conditions": {"ready": True}}],
+                "ports": [port],
+            },
+        )
 
     # -- Services: defaulting and IP allocation --------------------------------------------
     def admit_service(self, obj: Obj, cur: Obj | None) -> None:
