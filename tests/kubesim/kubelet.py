@@ -1,8 +1,10 @@
 """One kubelet per node: the ConfigMap/Secret cache with the real immutable semantics, env and
 volume materialisation, and containers as real processes in their own mount namespace.
 
-A container is `unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`,
-so `md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there.
+A container joins its pod's network namespace (a pause process, see network.py), then is
+`unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`, so
+`md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there. Readiness
+probes (httpGet, tcpSocket, exec) decide a container's `ready`.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ class Sandbox:
 
 
 async def create_sandbox(ip: str) -> Sandbox:
-    """`unshare -n` a pause process; lo up, eth0 (one end of a veth pair) holds the pod IP."""
+    """`unshare -n` a pause process; lo up, eth0 (one end of a veth pair) holds the pod IP.
+    The pause process lets go of its pipes once ready, so a pod costs no file descriptor here."""
     batch = "\n".join(
         [
             "link set lo up",
@@ -150,7 +151,7 @@ async def create_sandbox(ip: str) -> Sandbox:
             "",
         ]
     )
-    script = f"printf '%s' '{batch}' | {IP_BIN} -batch - && echo ready && exec /usr/bin/sleep infinity"
+    script = f"printf '%s' '{batch}' | {IP_BIN} -batch - && echo ready && exec /usr/bin/sleep infinity >/dev/null 2>&1"
     proc = await asyncio.create_subprocess_exec(
         "/usr/bin/unshare",
         "-n",
@@ -469,7 +470,7 @@ class PodNetwork:
             ("X-Forwarded-Host", request.host),
             ("X-Forwarded-Proto", "https"),
         ]
-        if body:
+        if body or request.method in ("POST", "PUT", "PATCH"):
             headers.append(("Content-Length", str(len(body))))
         sandbox = self.sandbox_for_ip(ip)
         netns = sandbox.netns if sandbox is not None else None
