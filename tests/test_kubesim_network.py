@@ -17,7 +17,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from tests.conftest import Kubectl
-from tests.helpers import http_app_container, http_app_deployment, secret, service
+from tests.helpers import deployment, http_app_container, http_app_deployment, secret, service
 from tests.kubesim.auth import Rule
 from tests.kubesim.cluster import Cluster
 
@@ -519,3 +519,29 @@ def test_readiness_probes_gate_pod_ready_and_the_services_endpoints(
     )
     kubectl("exec", "gated", "--", "touch", "/tmp/ready")
     kubectl("wait", "--for=condition=Ready", "pod/gated", "--timeout=30s")
+
+
+def test_endpoints_print_three_addresses_then_how_many_more(cluster: Cluster, kubectl: Kubectl) -> None:
+    d = deployment("many", replicas=4)
+    d["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": 8080}]
+    cluster.apply(d)
+    cluster.apply(service("many"))
+    cluster.wait_rollout("many")
+    ips = sorted(
+        (p["status"]["podIP"] for p in pods_of(cluster, "many")),
+        key=lambda ip: tuple(map(int, ip.split("."))),
+    )
+    cluster.wait_for(
+        lambda: (
+            len((cluster.get("Endpoints", "many") or {}).get("subsets", [{}])[0].get("addresses", [])) == 4
+        ),
+        what="four endpoints",
+    )
+    row = kubectl("get", "endpoints", "many", "--no-headers").split()
+    assert row[1] == ",".join(f"{ip}:8080" for ip in ips[:3])
+    assert row[2:5] == ["+", "1", "more..."]
+    (line,) = kubectl(
+        "get", "endpointslices", "-l", "kubernetes.io/service-name=many", "--no-headers"
+    ).splitlines()
+    cells = line.split()
+    assert cells[1:4] == ["IPv4", "8080", ",".join(ips[:3])] and cells[4:7] == ["+", "1", "more..."]
