@@ -922,13 +922,19 @@ def endpoint_subsets(backends: list[Backend], publish_not_ready: bool = False) -
 
 __all__ = [
     "PROXY_PATH",
+    "Backend",
     "DialError",
     "Ipam",
     "PodNetwork",
     "Sandbox",
     "SandboxError",
+    "container_port",
     "create_sandbox",
     "destroy_sandbox",
     "endpoint_subsets",
+    "exchange",
     "pod_cidr",
+    "service_backends",
+    "socket_in_netns",
+    "tcp_probe",
 ]
