@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# the test HTTP app; containers see it at the same path through their overlay of the host root
+CONFIGAPP = REPO / "tests" / "kubesim" / "apps" / "configapp.py"
 
 
 def deployment(
@@ -45,6 +47,82 @@ def deployment(
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
             "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
+            **spec,
+        },
+    }
+
+
+def http_app_container(
+    name: str = "app",
+    *,
+    port: int = 8080,
+    required_env: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    env_from: list[dict[str, Any]] | None = None,
+    image: str = "kubesim.local/configapp:1",
+    readiness: bool = True,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A container running tests/kubesim/apps/configapp.py on `port` (named `http`): `/health`
+    always 200, `/config` 503 unless every `required_env` key is set (values never shown).
+    With `readiness`, a readinessProbe on /health (every second): the pod turns Ready, and joins
+    its Services' endpoints, once the app answers."""
+    app_env = [{"name": "PORT", "value": str(port)}]
+    if required_env:
+        app_env.append({"name": "REQUIRED_ENV", "value": ",".join(required_env)})
+    c: dict[str, Any] = {
+        "name": name,
+        "image": image,
+        "command": ["python3", str(CONFIGAPP)],
+        "ports": [{"name": "http", "containerPort": port, "protocol": "TCP"}],
+        "env": app_env + list(env or []),
+        **extra,
+    }
+    if readiness:
+        c["readinessProbe"] = {
+            "httpGet": {"path": "/health", "port": "http"},
+            "periodSeconds": 1,
+            "failureThreshold": 3,
+        }
+    if env_from:
+        c["envFrom"] = env_from
+    return c
+
+
+def http_app_deployment(
+    name: str,
+    *,
+    replicas: int = 2,
+    port: int = 8080,
+    required_env: list[str] | None = None,
+    env: list[dict[str, Any]] | None = None,
+    env_from: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A Deployment (labels app=NAME) whose one container `app` is `http_app_container(...)`."""
+    d = deployment(name, replicas=replicas, **spec)
+    d["spec"]["template"]["spec"]["containers"] = [
+        http_app_container(port=port, required_env=required_env, env=env, env_from=env_from)
+    ]
+    return d
+
+
+def service(
+    name: str,
+    *,
+    selector: dict[str, str] | None = None,
+    port: int = 80,
+    target_port: int | str = "http",
+    **spec: Any,
+) -> dict[str, Any]:
+    """A ClusterIP Service selecting app=NAME (by default) on one port named `http`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "selector": selector or {"app": name},
+            "ports": [{"name": "http", "port": port, "targetPort": target_port}],
             **spec,
         },
     }

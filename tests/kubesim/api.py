@@ -107,6 +107,11 @@ class ApiServer:
 
     def _classify(self, request: web.Request) -> tuple[str, str]:
         """(verb, resource[/sub]) for the request counter."""
+        from .network import PROXY_PATH, proxy_verb
+
+        p = PROXY_PATH.match(request.rel_url.raw_path)
+        if p:
+            return (proxy_verb(request.method), f"{p.group('res')}/proxy")
         m = _CORE.match(request.path) or _GROUP.match(request.path)
         if not m:
             return (request.method.lower(), request.path)
@@ -169,6 +174,11 @@ class ApiServer:
         if path.startswith("/openapi"):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
 
+        from .network import PROXY_PATH
+
+        proxied = PROXY_PATH.match(request.rel_url.raw_path)
+        if proxied:
+            return await self.cluster.net.handle(request, proxied)
         m3 = _CORE.match(request.path)
         group = ""
         if m3 is None:
@@ -239,6 +249,8 @@ class ApiServer:
                 raise ApiError.bad_request("the name of the object does not match the name on the URL")
             body.setdefault("metadata", {})["name"] = name
             self._prepare(res, body)
+            if res.kind == "Service" and not sub:
+                self.cluster.net.admit_service(body, self.store.get(res, ns or "", name))
             out = self.store.update(res, ns or "", body, subresource=sub or "")
             return json_response(out)
         if method == "PATCH" and name:
@@ -249,6 +261,8 @@ class ApiServer:
             patched.setdefault("metadata", {})["name"] = name
             # a patch never carries a stale resourceVersion unless the client put one in
             self._prepare(res, patched)
+            if res.kind == "Service" and not sub:
+                self.cluster.net.admit_service(patched, cur)
             if _bool(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
                 return json_response(patched)
             out = self.store.update(res, ns or "", patched, subresource=sub or "")
@@ -354,6 +368,8 @@ class ApiServer:
         self._prepare(res, body)
         if res.kind == "Pod":
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+        if res.kind == "Service":
+            self.cluster.net.admit_service(body, None)
         if request.query.get("dryRun") == "All":
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)

@@ -30,6 +30,7 @@ from .auth import Authorizer, Rule, User
 from .controllers import Controllers
 from .errors import ApiError
 from .kubelet import ContainerRuntime, Kubelet
+from .network import PodNetwork, pod_cidr
 from .resources import BY_KIND, BY_PATH, Resource
 from .store import Obj, Store, now_rfc3339
 
@@ -50,6 +51,7 @@ class Knobs:
     crashloop_backoff_max: float = 5.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)
+    proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
 
 
 @dataclass
@@ -98,6 +100,7 @@ class Cluster:
         self.first_seen: dict[tuple[str, str], float] | None = None
         self.kubelets: dict[str, Kubelet] = {}
         self.controllers = Controllers(self)
+        self.net = PodNetwork(self)
         self.store.hooks.append(self._to_kubelets)
         self._n_nodes = nodes
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -149,6 +152,7 @@ class Cluster:
                 },
             )
             self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
+        self.net.install_default_service()
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
@@ -173,7 +177,7 @@ class Cluster:
                     "name": name,
                     "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
                 },
-                "spec": {"podCIDR": f"10.244.{idx}.0/24"},
+                "spec": {"podCIDR": pod_cidr(idx), "podCIDRs": [pod_cidr(idx)]},
                 "status": {
                     "conditions": [
                         {
@@ -230,6 +234,7 @@ class Cluster:
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*(k.shutdown() for k in self.kubelets.values()), return_exceptions=True)
+        self.net.shutdown()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -369,6 +374,8 @@ class Cluster:
             if res.kind == "Pod":
                 body.setdefault("status", {"phase": "Pending"})
             cur = self.store.find(res, ns, body["metadata"]["name"])
+            if res.kind == "Service":
+                self.net.admit_service(body, cur)
             if cur is None:
                 return self.store.create(res, ns, body)
             body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]

@@ -81,6 +81,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             "-t",
             str(crt.pid),
             "-m",
+            "-n",
             "-r",
             "-w",
             "--",

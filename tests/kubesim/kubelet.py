@@ -1,8 +1,10 @@
 """One kubelet per node: the ConfigMap/Secret cache with the real immutable semantics, env and
 volume materialisation, and containers as real processes in their own mount namespace.
 
-A container is `unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`,
-so `md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there.
+A container joins its pod's network namespace (a pause process, see network.py), then is
+`unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`, so
+`md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there. Readiness
+probes (httpGet, tcpSocket, exec) decide a container's `ready`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .network import (
+    DialError,
+    Ipam,
+    Sandbox,
+    SandboxError,
+    container_port,
+    create_sandbox,
+    destroy_sandbox,
+    exchange,
+    pod_cidr,
+    tcp_probe,
+)
 from .resources import BY_PATH
 from .store import Event, Obj, now_rfc3339
 
@@ -149,6 +163,7 @@ class ContainerRuntime:
     last_exit: dict[str, Any] | None = None
     container_id: str = ""
     log_paths: list[Path] = field(default_factory=list)
+    ready: bool = False  # running and (no readinessProbe, or the probe passed)
 
 
 @dataclass
@@ -163,6 +178,7 @@ class PodRuntime:
     task: asyncio.Task[None] | None = None
     stopping: bool = False
     ip: str = ""
+    sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
 
 
 class Kubelet:
@@ -174,7 +190,8 @@ class Kubelet:
         self.pods: dict[str, PodRuntime] = {}
         self.root = cluster.root / "nodes" / node
         self.root.mkdir(parents=True, exist_ok=True)
-        self._ip = 10
+        self.ipam = Ipam(pod_cidr(index))
+        self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------
@@ -215,8 +232,6 @@ class Kubelet:
                 pod,
                 self.root / "pods" / uid,
             )
-            self._ip += 1
-            rt.ip = f"10.244.{self.index}.{self._ip}"
             self.pods[uid] = rt
             self.cache.register(pod)
             rt.task = asyncio.get_running_loop().create_task(self._run_pod(rt))
@@ -244,6 +259,13 @@ class Kubelet:
                 except MountError as e:
                     self._set_waiting_all(rt, "ContainerCreating", str(e))
                     await asyncio.sleep(1.0)
+            while not rt.stopping:
+                try:
+                    await self._ensure_sandbox(rt)
+                    break
+                except SandboxError as e:
+                    self._set_waiting_all(rt, "ContainerCreating", f"Failed to create pod sandbox: {e}")
+                    await asyncio.sleep(1.0)
             if rt.stopping:
                 return
             specs = rt.pod["spec"].get("containers") or []
@@ -252,6 +274,33 @@ class Kubelet:
             await asyncio.gather(*(self._container_loop(rt, c) for c in specs))
         except asyncio.CancelledError:
             pass
+
+    async def _ensure_sandbox(self, rt: PodRuntime) -> Sandbox:
+        """The pod's network namespace, created (with a fresh IP) if it is missing or died."""
+        if rt.sandbox is not None and rt.sandbox.alive:
+            return rt.sandbox
+        self._release_net(rt)
+        ip = self.ipam.allocate()
+        try:
+            sb = await create_sandbox(ip)
+        except BaseException:
+            self.ipam.release(ip)
+            raise
+        rt.sandbox, rt.ip = sb, ip
+        self.by_ip[ip] = rt
+        if rt.stopping:  # deleted while the sandbox was being created
+            await self._destroy_net(rt)
+        return sb
+
+    def _release_net(self, rt: PodRuntime) -> None:
+        if rt.sandbox is not None and self.by_ip.get(rt.sandbox.ip) is rt:
+            del self.by_ip[rt.sandbox.ip]
+            self.ipam.release(rt.sandbox.ip)
+
+    async def _destroy_net(self, rt: PodRuntime) -> None:
+        self._release_net(rt)
+        if rt.sandbox is not None:
+            await destroy_sandbox(rt.sandbox)
 
     def _set_waiting_all(self, rt: PodRuntime, reason: str, message: str) -> None:
         for c in rt.pod["spec"].get("containers") or []:
@@ -362,9 +411,20 @@ class Kubelet:
                 await asyncio.sleep(1.0)
                 continue
             await self._launch(rt, c, crt, env)
+            crt.ready = not c.get("readinessProbe")
             self._publish(rt)
             assert crt.proc is not None
-            code = await crt.proc.wait()
+            prober = (
+                asyncio.get_running_loop().create_task(self._readiness(rt, c, crt, crt.proc))
+                if c.get("readinessProbe")
+                else None
+            )
+            try:
+                code = await crt.proc.wait()
+            finally:
+                if prober is not None:
+                    prober.cancel()
+            crt.ready = False
             if rt.stopping:
                 break
             crt.last_exit = {
@@ -385,6 +445,86 @@ class Kubelet:
             self._publish(rt)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, knobs.crashloop_backoff_max)
+
+    async def _readiness(
+        self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, proc: asyncio.subprocess.Process
+    ) -> None:
+        """The readiness prober: the first probe after initialDelaySeconds, then every periodSeconds;
+        ready after successThreshold successes, unready after failureThreshold failures."""
+        probe = c["readinessProbe"]
+        period = float(probe.get("periodSeconds", 10))
+        succ_needed = int(probe.get("successThreshold", 1))
+        fail_needed = int(probe.get("failureThreshold", 3))
+        await asyncio.sleep(float(probe.get("initialDelaySeconds", 0)))
+        succ = fail = 0
+        while proc.returncode is None and not rt.stopping:
+            ok = await self._probe(rt, c, crt, probe)
+            succ, fail = (succ + 1, 0) if ok else (0, fail + 1)
+            ready = True if ok and succ >= succ_needed else False if fail >= fail_needed else crt.ready
+            if ready != crt.ready and proc.returncode is None:
+                crt.ready = ready
+                self._publish(rt)
+            await asyncio.sleep(period)
+
+    async def _probe(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, probe: Obj) -> bool:
+        """One httpGet / tcpSocket / exec probe (a grpc probe is not emulated: it passes)."""
+        timeout = float(probe.get("timeoutSeconds", 1))
+        sandbox = rt.sandbox
+        if "exec" in probe:
+            argv = list((probe["exec"] or {}).get("command") or [])
+            if not argv or crt.pid is None:
+                return False
+            try:
+                p = await asyncio.create_subprocess_exec(
+                    "/usr/bin/nsenter",
+                    *("-t", str(crt.pid), "-m", "-n", "-r", "-w", "--"),
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.DEVNULL,
+                    env=dict(crt.env),
+                    close_fds=False,
+                )
+            except OSError:
+                return False
+            try:
+                return await asyncio.wait_for(p.wait(), timeout) == 0
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+                await p.wait()
+                return False
+        spec = probe.get("httpGet") or probe.get("tcpSocket")
+        if spec is None:
+            return True
+        port = container_port(c, spec.get("port"))
+        if port is None or sandbox is None or not sandbox.alive:
+            return False
+        host = spec.get("host") or sandbox.ip
+        loop = asyncio.get_running_loop()
+        if "tcpSocket" in probe:
+            return await loop.run_in_executor(
+                self.cluster.net.pool, tcp_probe, sandbox.netns, host, port, timeout
+            )
+        headers = [("Host", f"{host}:{port}"), ("User-Agent", "kube-probe/1.32"), ("Accept", "*/*")]
+        headers += [(h["name"], h.get("value", "")) for h in spec.get("httpHeaders") or []]
+        try:
+            up = await loop.run_in_executor(
+                self.cluster.net.pool,
+                exchange,
+                sandbox.netns,
+                host,
+                port,
+                str(spec.get("scheme", "HTTP")).lower(),
+                "GET",
+                spec.get("path") or "/",
+                headers,
+                b"",
+                timeout,
+            )
+        except DialError:
+            return False
+        return 200 <= up.status < 400
 
     def resolve_env(self, rt: PodRuntime, c: Obj) -> dict[str, str]:
         """`makeEnvironmentVariables`: envFrom first, then env (overrides), `$(VAR)` expansion."""
@@ -497,8 +637,13 @@ class Kubelet:
         log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         fh = log.open("wb")
+        sandbox = await self._ensure_sandbox(rt)
         try:
             proc = await asyncio.create_subprocess_exec(
+                # join the pod's network namespace, then a mount namespace of the container's own
+                "/usr/bin/nsenter",
+                f"--net={sandbox.netns}",
+                "--",
                 "/usr/bin/unshare",
                 "-m",
                 "--propagation",
@@ -572,6 +717,7 @@ class Kubelet:
                 await asyncio.gather(*(p.wait() for p in procs), return_exceptions=True)
         if rt.task is not None:
             rt.task.cancel()
+        await self._destroy_net(rt)
 
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:
         await self._kill(rt, grace=grace)
@@ -603,7 +749,7 @@ class Kubelet:
                 "name": c["name"],
                 "image": crt.image,
                 "imageID": "",
-                "ready": crt.state == "running",
+                "ready": crt.state == "running" and crt.ready,
                 "started": crt.state == "running",
                 "restartCount": crt.restarts,
                 "state": state,
@@ -646,8 +792,9 @@ class Kubelet:
                     else "Failed"
                 )
             status["hostIP"] = f"172.18.0.{self.index + 1}"
-            status["podIP"] = rt.ip
-            status["podIPs"] = [{"ip": rt.ip}]
+            if rt.ip:
+                status["podIP"] = rt.ip
+                status["podIPs"] = [{"ip": rt.ip}]
             status.setdefault("startTime", now)
             status["containerStatuses"] = statuses
             status.setdefault("qosClass", "BestEffort")

@@ -54,7 +54,9 @@ def strategic_merge_patch(target: Any, patch: Any, field: str = "") -> Any:
             if v is None:
                 out.pop(k, None)
             elif isinstance(v, list) and MERGE_KEYS.get(k) and isinstance(out.get(k), list):
-                out[k] = _merge_list(out[k], v, MERGE_KEYS[k] or "")
+                # a Service's spec.ports merge on `port`; a container's ports on `containerPort`
+                key = "port" if k == "ports" and field == "spec" else MERGE_KEYS[k]
+                out[k] = _merge_list(out[k], v, key or "")
             else:
                 merged = strategic_merge_patch(out.get(k), v, k)
                 if merged is None:

@@ -31,9 +31,11 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
     Resource("", "v1", "nodes", "Node", False, ("no",), ("status",)),
-    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "status")),
+    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "proxy", "status")),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
+    Resource("", "v1", "services", "Service", True, ("svc",), ("proxy", "status")),
+    Resource("", "v1", "endpoints", "Endpoints", True, ("ep",), singular="endpoints"),
     Resource("", "v1", "events", "Event", True, ("ev",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
@@ -41,6 +43,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
     Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("status",)),
     Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True),
+    Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )
@@ -85,10 +88,16 @@ def resource_list(group: str, version: str) -> dict[str, object]:
             verbs = {
                 "exec": ["create", "get"],
                 "log": ["get"],
+                "proxy": ["create", "delete", "get", "patch", "update"],
                 "status": ["get", "patch", "update"],
                 "scale": ["get", "patch", "update"],
             }[sub]
-            kind = {"exec": "PodExecOptions", "log": "Pod", "scale": "Scale"}.get(sub, r.kind)
+            kind = {
+                "exec": "PodExecOptions",
+                "log": "Pod",
+                "scale": "Scale",
+                "proxy": f"{r.kind}ProxyOptions",
+            }.get(sub, r.kind)
             items.append(
                 {
                     "name": f"{r.plural}/{sub}",

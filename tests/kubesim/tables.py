@@ -194,7 +194,86 @@ def _node_row(o: Obj) -> list[Any]:
     ]
 
 
+def _service_row(o: Obj) -> list[Any]:
+    """`printService`: ports as `80/TCP` or `80:30080/TCP`, selector as `k=v,...`."""
+    spec = o.get("spec") or {}
+    typ = spec.get("type", "ClusterIP")
+    ingress = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    external = [i.get("ip") or i.get("hostname", "") for i in ingress] + list(spec.get("externalIPs") or [])
+    if typ == "ExternalName":
+        ext = spec.get("externalName", "")
+    elif external:
+        ext = ",".join(external)
+    else:
+        ext = "<pending>" if typ == "LoadBalancer" else "<none>"
+    ports = ",".join(
+        f"{p['port']}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+        if p.get("nodePort")
+        else f"{p['port']}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    )
+    sel = spec.get("selector") or {}
+    return [
+        o["metadata"]["name"],
+        typ,
+        spec.get("clusterIP") or "<none>",
+        ext,
+        ports or "<none>",
+        human_age(o["metadata"].get("creationTimestamp")),
+        ",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>",
+    ]
+
+
+def _endpoints_row(o: Obj) -> list[Any]:
+    """`formatEndpoints`: at most three `ip:port`, then ` + N more...`."""
+    items: list[str] = []
+    for ss in o.get("subsets") or []:
+        addrs = [a["ip"] for a in ss.get("addresses") or []]
+        ports = ss.get("ports") or []
+        items += [f"{a}:{p['port']}" for p in ports for a in addrs] if ports else addrs
+    shown = items[:3]
+    text = ",".join(shown) or "<none>"
+    if len(items) > len(shown):
+        text += f" + {len(items) - len(shown)} more..."
+    return [o["metadata"]["name"], text, human_age(o["metadata"].get("creationTimestamp"))]
+
+
+def _more(items: list[str]) -> str:
+    """`listWithMoreString` (max 3) of the discovery printers; `<unset>` when empty."""
+    text = ",".join(items[:3]) or "<unset>"
+    return text + (f" + {len(items) - 3} more..." if len(items) > 3 else "")
+
+
+def _slice_row(o: Obj) -> list[Any]:
+    ports = [str(p.get("port", p.get("name", "*"))) for p in o.get("ports") or []]
+    addrs = [a for e in o.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [
+        o["metadata"]["name"],
+        o.get("addressType", "IPv4"),
+        _more(ports),
+        _more(addrs),
+        human_age(o["metadata"].get("creationTimestamp")),
+    ]
+
+
 COLUMNS: dict[str, tuple[list[Obj], Any]] = {
+    "endpointslices": (
+        [_col("Name", fmt="name"), _col("AddressType"), _col("Ports"), _col("Endpoints"), _col("Age")],
+        _slice_row,
+    ),
+    "services": (
+        [
+            _col("Name", fmt="name"),
+            _col("Type"),
+            _col("Cluster-IP"),
+            _col("External-IP"),
+            _col("Port(s)"),
+            _col("Age"),
+            _col("Selector", priority=1),
+        ],
+        _service_row,
+    ),
+    "endpoints": ([_col("Name", fmt="name"), _col("Endpoints"), _col("Age")], _endpoints_row),
     "pods": (
         [
             _col("Name", fmt="name"),
