@@ -193,7 +193,7 @@ class Api:
         if resp.status_code < 400:
             return resp.json()
         msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
-        if retry.retryable_status(resp.status_code):
+        if retry.retryable(resp.status_code, msg):
             raise retry.Transient(f"{msg} (HTTP {resp.status_code})", retry_after=_retry_after(resp))
         raise KubeError(msg, status=resp.status_code, reason=reason)
 
@@ -213,7 +213,8 @@ class Api:
     def watch(self, path: str, **params: Any) -> Iterator[Iterator[dict[str, Any]]]:
         """A watch stream as decoded events; transport errors end it (the caller resumes)."""
         self.requests += 1
-        read = max(self.deadline.remaining(), 0.1) + 5
+        # a silent stream (no events, no bookmarks) ends at most 1 s past the deadline
+        read = max(self.deadline.remaining(), 0.1) + 1
         try:
             with self.conn.watch_http.stream(
                 "GET",
@@ -224,7 +225,7 @@ class Api:
                 if resp.status_code >= 400:
                     resp.read()
                     msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
-                    if retry.retryable_status(resp.status_code):
+                    if retry.retryable(resp.status_code, msg):
                         raise retry.Transient(msg, retry_after=_retry_after(resp))
                     raise KubeError(msg, status=resp.status_code, reason=reason)
                 yield _events(resp)

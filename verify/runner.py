@@ -284,6 +284,7 @@ def execute(*, settings: Settings, connection: kube.Connection, log: Log) -> Run
         exec_timeout=settings.exec_timeout,
         concurrency=settings.concurrency,
         deadline=deadline,
+        api=api,
     )
     run = Run(settings=settings, namespace=ns, api=api, inspector=inspector, log=log)
 

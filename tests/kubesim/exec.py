@@ -65,6 +65,12 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     tty = _flag(q, "tty")
     first = STDOUT if want_out else STDERR if want_err else ERROR
     await ws.send_bytes(bytes([first]))
+    if name in cluster.knobs.exec_hang:
+        # upgraded, then silence until the client gives up (a wedged runtime or kubelet stream)
+        cluster.note_fault("exec-hang")
+        async for _ in ws:
+            pass
+        return ws
     if cluster.knobs.exec_latency:
         await asyncio.sleep(cluster.knobs.exec_latency)
 
@@ -126,6 +132,15 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
                 proc.kill()
 
     feeder = asyncio.get_running_loop().create_task(feed())
+    if name in cluster.knobs.delete_during_exec:
+        # the pod is force-deleted while the probe runs: the kubelet kills its containers, and the
+        # exec'd process with them
+        cluster.knobs.delete_during_exec.discard(name)
+        cluster.note_fault("exec-delete")
+        with contextlib.suppress(ApiError):
+            cluster.delete_object(PODS, ns, name, grace=0, propagation="Background")
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
     try:
         await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
         code = await proc.wait()
@@ -133,6 +148,8 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
+    if code < 0:
+        code = 128 - code  # killed by a signal: the runtime reports 128 + signal, e.g. 137
     if code == 0:
         status: dict[str, Any] = {"metadata": {}, "status": "Success"}
     else:
