@@ -530,6 +530,7 @@ class ApiServer:
                     break
                 if knobs.watch_drop_after is not None and sent >= knobs.watch_drop_after:
                     knobs.watch_drop_after = None
+                    self.cluster.note_fault("watch-drop")
                     if request.transport is not None:
                         request.transport.abort()
                     return resp
