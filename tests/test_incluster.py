@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import REPO, deployment
+from tests.helpers import REPO, deployment, seen
 from tests.kubesim.cluster import Cluster
 
 SA = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -51,6 +51,7 @@ def test_mounted_service_account_is_used_when_no_kubeconfig_is_given(
         cwd=REPO,
         timeout=120,
     )
+    seen(proc.stdout, proc.stderr)  # the leak guard reads them too (the service account's token)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "namespace apps" in proc.stderr  # the namespace came from the mounted file
     assert "PASSED deployment web: 1 pod verified" in proc.stdout
