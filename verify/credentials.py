@@ -21,6 +21,7 @@ import yaml
 # config access-token/id-token/refresh-token/client-secret, exec env values named *TOKEN*, ...)
 _SECRET_KEY = re.compile(r"token|password|secret|key-data|credential", re.IGNORECASE)
 _MIN_MASK = 6  # shorter values would mask ordinary words in the log
+SA_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"  # the in-cluster credential
 
 
 class KubeconfigDataError(ValueError):
