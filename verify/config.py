@@ -35,7 +35,7 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OBJECT_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
@@ -103,7 +103,11 @@ def pipeline_input(field: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One printable line: whitespace runs collapsed, anything unprintable (an ESC would start a
+    terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split())
+    )
 
 
 def _split_list(value: Any, *, newline_only: bool) -> list[Any]:

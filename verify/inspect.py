@@ -405,7 +405,7 @@ class Inspector:
         if err is not None:
             if err.code == "exec_failed" and err_text.strip():
                 # the probe's own shell errors (never env values: it prints none)
-                first = err_text.strip().splitlines()[0][:160]
+                first = "".join(c if c.isprintable() else "?" for c in err_text.strip().splitlines()[0][:160])
                 err = dataclasses.replace(err, reason=f"{err.reason}: {first}")
             return ContainerObservation(container=container, error=err)
         return parse_probe(container=container, stdout=out, expectations=expectations, run_key=self.run_key)
