@@ -144,14 +144,21 @@ class _ConfigAuth(httpx.Auth):
         yield request
 
 
+MAX_MESSAGE = 400  # a Status message longer than this is cut: it is an error line, not a dump
+
+
 def status_message(body: bytes | str, fallback: str) -> tuple[str, str]:
-    """(message, reason) from a Kubernetes Status body; never the raw body."""
+    """(message, reason) from a Kubernetes Status body; never the raw body, and the message as
+    one printable line of at most MAX_MESSAGE characters."""
     try:
         data = json.loads(body)
     except (ValueError, TypeError):
         return fallback, ""
     if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return data["message"], str(data.get("reason", ""))
+        line = "".join(c if c.isprintable() else "?" for c in " ".join(data["message"].split()))
+        if len(line) > MAX_MESSAGE:
+            line = line[: MAX_MESSAGE - 3] + "..."
+        return line, str(data.get("reason", ""))[:64]
     return fallback, ""
 
 

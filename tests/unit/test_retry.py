@@ -115,3 +115,16 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
     err = classify_handshake(text, namespace="ns", pod="p", container="c")
     assert err.reason == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
     assert "topsecret" not in err.reason and "Handshake" not in err.reason
+
+
+def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> None:
+    from verify.kube import MAX_MESSAGE, status_message
+
+    body = json.dumps(
+        {"kind": "Status", "message": "line one\nline two\x1b[31m " + "x" * 5000, "reason": "Invalid",
+         "details": {"causes": [{"message": "the-whole-object-and-its-secret-data"}]}}
+    )
+    msg, reason = status_message(body, "HTTP 422")
+    assert msg.startswith("line one line two?[31m x") and msg.endswith("...") and len(msg) == MAX_MESSAGE
+    assert "secret-data" not in msg and reason == "Invalid"
+    assert status_message(b"<html>proxy error: token=abc</html>", "HTTP 502") == ("HTTP 502", "")
