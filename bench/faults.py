@@ -5,7 +5,7 @@ fault-free verdict, the faults kubesim injected, the requests it served (the ext
 the fault-free run are the verifier's retries) and the wall time of the rollout-verify process.
 
 Exits 1 if any verdict changed. Options: `python -m bench.faults --seeds 20 --rate 0.2
---scenario healthy --scenario first-seed`.
+--mix 500,503,429,reset,403 --scenario healthy --scenario first-seed`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from pathlib import Path
 from tests.scenarios import BY_NAME, FAULT_RATE, SCENARIOS, Run, Scenario, run_fresh
 
 KINDS = ("500", "503", "429", "reset")
+SHOWN = (*KINDS, "403")
 
 
 def _faults(c: Counter[str]) -> str:
-    return " ".join(f"{k}:{c[k]}" for k in KINDS if c[k]) or "-"
+    return " ".join(f"{k}:{c[k]}" for k in SHOWN if c[k]) or "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,10 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--rate", type=float, default=FAULT_RATE)
+    ap.add_argument("--mix", default=",".join(KINDS), help="fault kinds, e.g. 500,503,429,reset,403")
     ap.add_argument("--scenario", action="append", choices=sorted(BY_NAME), help="default: all five")
     args = ap.parse_args(argv)
     chosen: list[Scenario] = [BY_NAME[n] for n in args.scenario] if args.scenario else list(SCENARIOS)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
+    mix = tuple(k.strip() for k in args.mix.split(",") if k.strip())
     started = time.monotonic()
     changed = 0
     summary: list[str] = []
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             changed += base.verdict != sc.expected
             runs: list[Run] = []
             for seed in seeds:
-                run = run_fresh(sc, seed=seed, workdir=root / f"{sc.name}-{seed}", rate=args.rate)
+                run = run_fresh(sc, seed=seed, workdir=root / f"{sc.name}-{seed}", rate=args.rate, mix=mix)
                 runs.append(run)
                 flag = "" if run.verdict == base.verdict else "  CHANGED"
                 changed += run.verdict != base.verdict

@@ -172,13 +172,19 @@ def verdict_of(code: int, report: dict[str, Any] | None) -> Verdict:
 
 
 def run_on(
-    cluster: Cluster, scenario: Scenario, *, seed: int | None, tmp_path: Path, rate: float = FAULT_RATE
+    cluster: Cluster,
+    scenario: Scenario,
+    *,
+    seed: int | None,
+    tmp_path: Path,
+    rate: float = FAULT_RATE,
+    mix: tuple[str, ...] | None = None,
 ) -> Run:
     """Set `scenario` up on a fresh `cluster`, then verify it with seeded faults (none if seed is None)."""
     args = scenario.setup(cluster)
     kubeconfig = cluster.write_kubeconfig(tmp_path / f"{scenario.name}-{os.urandom(3).hex()}.kubeconfig")
     cluster.reset_counts()
-    cluster.set_faults(rate if seed is not None else 0.0, seed or 0)
+    cluster.set_faults(rate if seed is not None else 0.0, seed or 0, mix)
     t0 = time.monotonic()
     try:
         out = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path, timeout=240)
@@ -198,11 +204,13 @@ def run_on(
     )
 
 
-def run_fresh(scenario: Scenario, *, seed: int | None, workdir: Path, rate: float = FAULT_RATE) -> Run:
+def run_fresh(
+    scenario: Scenario, *, seed: int | None, workdir: Path, rate: float = FAULT_RATE, mix: tuple[str, ...] | None = None
+) -> Run:
     """`run_on` with a cluster of its own (what the benchmark does once per run)."""
     workdir.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(nodes=3, knobs=Knobs(sync_period=1.0), root=str(workdir / "kubesim")).start()
     try:
-        return run_on(cluster, scenario, seed=seed, tmp_path=workdir, rate=rate)
+        return run_on(cluster, scenario, seed=seed, tmp_path=workdir, rate=rate, mix=mix)
     finally:
         cluster.stop()
