@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint demo bench clean
+.PHONY: venv test lint demo bench faults clean
 
 venv: $(STAMP)
 
@@ -25,6 +25,9 @@ demo: venv
 
 bench: venv
 	$(BIN)/python -m bench.run
+
+faults: venv
+	$(BIN)/python -m bench.faults
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
 import shutil
 import subprocess
@@ -10,9 +12,40 @@ from pathlib import Path
 
 import pytest
 
+from tests import helpers
 from tests.kubesim.cluster import Cluster, Knobs
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+
+
+def _cluster_secrets(cluster: Cluster) -> set[str]:
+    """Every Secret value kubesim holds now, and every bearer token it accepts."""
+    found = set(cluster.call(lambda: list(cluster.auth.tokens)))
+    for obj in cluster.list("Secret", None):
+        for v in (obj.get("data") or {}).values():
+            with contextlib.suppress(ValueError):
+                found.add(base64.b64decode(v).decode("utf-8", "replace"))
+    return {v for v in found if len(v) >= helpers.MIN_PLANTED}
+
+
+@pytest.fixture(autouse=True)
+def _nothing_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The whole suite's guard: no planted secret value or token, and no traceback, in any output
+    of rollout-verify (stdout, stderr, JSON, JUnit, summary, --output-dir files). `::add-mask::`
+    lines are exempt: masking a token means naming it to the runner."""
+    start = len(helpers.OUTPUTS)
+    cluster = request.getfixturevalue("cluster") if "cluster" in request.fixturenames else None
+    yield
+    outputs = helpers.OUTPUTS[start:]
+    del helpers.OUTPUTS[start:]
+    if not outputs:
+        return
+    secrets = set(helpers.PLANTED)
+    if cluster is not None:
+        secrets |= _cluster_secrets(cluster)
+    problems = [p for text in outputs for p in helpers.leaks(text, secrets)]
+    if problems:
+        pytest.fail("; ".join(sorted(set(problems))))
 
 
 @pytest.fixture

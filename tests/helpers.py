@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
@@ -14,6 +15,68 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 # the test HTTP app; containers see it at the same path through their overlay of the host root
 CONFIGAPP = REPO / "tests" / "kubesim" / "apps" / "configapp.py"
+
+# The session-wide leak guard (tests/conftest.py `_nothing_leaks`): every value a test plants in a
+# Secret, every bearer token a run is given, and every output a run produces. After each test the
+# guard checks that no planted value or token (nor its base64) appears in any output of that test.
+MIN_PLANTED = 8  # shorter values ("x", "1") would match ordinary text
+PLANTED: set[str] = set()
+OUTPUTS: list[str] = []
+
+
+def plant(*values: str) -> None:
+    """Declare secret values the guard must never find in an output."""
+    PLANTED.update(v for v in values if len(v) >= MIN_PLANTED)
+
+
+def seen(*texts: str) -> None:
+    """Hand an output of rollout-verify that a test got some other way to the guard."""
+    OUTPUTS.extend(texts)
+
+
+def leaks(text: str, secrets: set[str]) -> list[str]:
+    """What is wrong with one output: a secret (as itself, its base64 as a Secret's data holds it,
+    or a 12-hex sha256 prefix) or a traceback. `::add-mask::` lines are exempt: masking a token
+    on GitHub means naming it to the runner, which hides it."""
+    import hashlib
+
+    shown = "\n".join(line for line in text.splitlines() if not line.startswith("::add-mask::"))
+    problems: list[str] = []
+    for value in secrets:
+        forms = {
+            "value": value,
+            "base64": base64.b64encode(value.encode()).decode(),
+            "sha256 prefix": hashlib.sha256(value.encode()).hexdigest()[:12],
+        }
+        # the message names the form and the length, never the secret itself
+        problems += [f"a planted secret ({len(value)} chars) appears as its {k}" for k, f in forms.items() if f in shown]
+    if "Traceback (most recent call last)" in shown:
+        problems.append("rollout-verify printed a traceback")
+    return problems
+
+
+def kubeconfig_tokens(text: str) -> list[str]:
+    """Credential strings of a kubeconfig (YAML/JSON): tokens, passwords, client keys."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return []
+    found: list[str] = []
+
+    def walk(node: Any, key: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, str(k))
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, key)
+        elif isinstance(node, str) and key in ("token", "password", "client-key-data", "id-token"):
+            found.append(node)
+
+    walk(doc, "")
+    return found
 
 
 def deployment(
@@ -129,6 +192,7 @@ def service(
 
 
 def secret(name: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:
+    plant(*data.values())
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -196,7 +260,9 @@ def run_verify(
     )
     data = json.loads(report.read_text()) if report.exists() else None
     files = sorted(outdir.iterdir()) if outdir.is_dir() else []
-    return Outcome(
+    with contextlib.suppress(OSError):
+        plant(*kubeconfig_tokens(Path(kubeconfig).read_text()))
+    outcome = Outcome(
         proc.returncode,
         proc.stdout,
         proc.stderr,
@@ -205,6 +271,8 @@ def run_verify(
         summary.read_text() if summary.exists() else "",
         "\n".join(f.read_text(errors="replace") for f in files if f.is_file()),
     )
+    seen(outcome.everything)
+    return outcome
 
 
 def cache_keepers(cluster: Any, configmap_name: str, nodes: list[str]) -> None:

@@ -188,3 +188,21 @@ def test_output_dir_and_junit_from_a_real_run(cluster: Cluster, kubeconfig: str,
     assert sorted(c["@name"] for c in cases) == [f"{p}/app" for p in pods]  # --container app only
     assert {c["failure"][0]["@message"] for c in cases} == {"lacks env MISSING_KEY"}
     assert "| app | ❌ missing | lacks env MISSING_KEY |" in files["summary.md"]
+
+
+def test_github_masks_the_token_of_the_default_kubeconfig(cluster: Cluster, tmp_path: Path) -> None:
+    """No --kubeconfig and no $KUBECONFIG: ~/.kube/config is what gets loaded, so it is masked."""
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    (tmp_path / ".kube").mkdir()
+    cluster.write_kubeconfig(tmp_path / ".kube" / "config")
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "A",
+        kubeconfig="",
+        tmp_path=tmp_path,
+        env={"GITHUB_ACTIONS": "true", "KUBECONFIG": ""},
+    )
+    assert out.code == 0, out.everything
+    assert out.stdout.splitlines()[0] == f"::add-mask::{cluster.admin_token}"

@@ -321,7 +321,10 @@ def test_a_transient_uninspectable_pod_gets_the_one_restart(
 ) -> None:
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    cluster.inject(Fault("status", status=500, match="^create pods/exec$", times=1))
+    # the apiserver's answer for a container that is not running (a state, so not retried)
+    cluster.inject(
+        Fault("status", status=500, match="^create pods/exec$", message='container not found ("app")')
+    )
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 0, out.everything
     assert out.report is not None and out.report["restarted"] is True

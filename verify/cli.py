@@ -51,15 +51,24 @@ def _mask_early(*, environ: Mapping[str, str]) -> None:
 
 
 def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> None:
-    path = settings.kubeconfig or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-    if not path:
-        return
+    """Mask what kube.connect will load: the in-cluster token (a runner in a pod), else the file."""
+    in_cluster = environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(credentials.SA_TOKEN)
+    if settings.kubeconfig is None and settings.context is None and in_cluster:
+        path, token = credentials.SA_TOKEN, True
+    else:
+        path = (
+            settings.kubeconfig
+            or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+            or os.path.expanduser("~/.kube/config")
+        )
+        token = False
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
         return  # kube.connect reports an unreadable file
-    for line in github.mask_lines(values=credentials.secret_values(text=text)):
+    values = [text.strip()] if token else credentials.secret_values(text=text)
+    for line in github.mask_lines(values=[v for v in values if v]):
         _stdout(line)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -45,6 +47,7 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OBJECT_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
@@ -120,7 +123,11 @@ def pipeline_input(field: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One printable line: whitespace runs collapsed, anything unprintable (an ESC would start a
+    terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split())
+    )
 
 
 def _split_list(value: Any, *, newline_only: bool) -> list[Any]:
@@ -587,6 +594,23 @@ class Settings(BaseSettings):
         if not 1 <= number <= 512:
             raise ValueError(f'"{value}" is out of range; use 1..512')
         return number
+
+    @field_validator("kubeconfig", "report_json", "junit", "summary", "output_dir", mode="after")
+    @classmethod
+    def _check_path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        shown = value.encode("unicode_escape").decode("ascii")
+        if not value.strip():
+            raise ValueError("is empty; give a file path")
+        if _CONTROL.search(value):
+            raise ValueError(f'"{shown}" has a control character (a newline?); give one file path')
+        if info.field_name == "output_dir":
+            if os.path.exists(value) and not os.path.isdir(value):
+                raise ValueError(f'"{shown}" exists and is not a directory')
+        elif info.field_name != "kubeconfig" and os.path.isdir(value):
+            raise ValueError(f'"{shown}" is a directory; give a file path')
+        return value
 
     @field_validator("volume_grace", mode="before")
     @classmethod

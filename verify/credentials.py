@@ -7,7 +7,6 @@ name only the line and column, and every token-like value can be masked before a
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 import re
 import tempfile
@@ -21,6 +20,7 @@ import yaml
 # config access-token/id-token/refresh-token/client-secret, exec env values named *TOKEN*, ...)
 _SECRET_KEY = re.compile(r"token|password|secret|key-data|credential", re.IGNORECASE)
 _MIN_MASK = 6  # shorter values would mask ordinary words in the log
+SA_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"  # the in-cluster credential
 
 
 class KubeconfigDataError(ValueError):
@@ -52,7 +52,7 @@ def decode(*, data: str) -> str:
         return text + "\n"
     try:
         decoded = base64.b64decode("".join(text.split()), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # binascii.Error, UnicodeDecodeError, and non-ASCII input
         raise KubeconfigDataError("is neither a kubeconfig nor base64 of one") from None
     inner = _parse(decoded)
     if inner is None or not ("clusters" in inner or "users" in inner or "contexts" in inner):

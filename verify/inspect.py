@@ -12,8 +12,9 @@ import secrets
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from verify import retry
 from verify.model import (
     ContainerObservation,
     Expectations,
@@ -22,6 +23,9 @@ from verify.model import (
     Uninspectable,
 )
 from verify.retry import Deadline
+
+if TYPE_CHECKING:
+    from verify.kube import Api
 
 # POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never code:
 # only shell identifiers ever reach `eval`, paths are passed as argv.
@@ -73,6 +77,10 @@ printf 'end\n'
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
+# websocket-client folds the response headers (keys lower-cased) into its handshake error text
+_RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]""", re.IGNORECASE)
+# exec failures after which the pod itself may be gone (deleted while it was being inspected)
+_MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")
 
 
 class RunKey:
@@ -164,12 +172,42 @@ def _status_error(status: dict[str, Any], *, namespace: str, pod: str) -> Uninsp
     return Uninspectable("exec_failed", f"exec failed: {msg[:200]}", permanent=False)
 
 
-def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -> Uninspectable:
-    """Map a refused exec upgrade (the client folds status and body into one string) to a reason."""
+def _handshake_parts(text: str) -> tuple[int, str]:
+    """(HTTP status or 0, Status message) of a refused exec upgrade; never the headers or body."""
     m = _HANDSHAKE.search(text)
     code = int(m.group(1)) if m else 0
     mm = _MESSAGE.search(text)
-    msg = mm.group(1).encode().decode("unicode_escape") if mm else ""
+    msg = mm.group(1).encode().decode("unicode_escape", errors="replace") if mm else ""
+    return code, msg
+
+
+def handshake_retry(text: str) -> tuple[bool, float | None]:
+    """Whether a refused exec upgrade is a fault worth asking again, and the server's Retry-After.
+
+    The same policy as every REST call (`retry.retryable`): connection failures, 5xx, 429 and the
+    warming-up 403; but not the apiserver's 500 for a container that is not running, which is the
+    pod's state rather than a fault."""
+    code, msg = _handshake_parts(text)
+    m = _RETRY_AFTER.search(text)
+    hint = float(m.group(1)) if m else None
+    if code == 0:
+        return True, None
+    if code == 500 and "container not found" in msg:
+        return False, None
+    return retry.retryable(code, msg), hint
+
+
+class _Refused(retry.Transient):
+    """A refused exec upgrade being retried; `error` is the verdict if it never succeeds."""
+
+    def __init__(self, error: Uninspectable, retry_after: float | None) -> None:
+        super().__init__(error.reason, retry_after=retry_after)
+        self.error = error
+
+
+def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -> Uninspectable:
+    """Map a refused exec upgrade (the client folds status and body into one string) to a reason."""
+    code, msg = _handshake_parts(text)
     if code == 403:
         user = re.search(r'User "([^"]*)"', msg)
         who = f" for {user.group(1)}" if user else ""
@@ -189,6 +227,14 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
     return Uninspectable("exec_failed", f"exec refused (HTTP {code}): {msg[:200]}", permanent=False)
 
 
+class _Final(Exception):
+    """A refused exec upgrade that asking again cannot change."""
+
+    def __init__(self, error: Uninspectable) -> None:
+        super().__init__(error.reason)
+        self.error = error
+
+
 class Inspector:
     """Runs the probe in every selected container with bounded parallelism."""
 
@@ -200,9 +246,12 @@ class Inspector:
         concurrency: int,
         run_key: RunKey | None = None,
         deadline: Deadline | None = None,
+        api: Api | None = None,
     ) -> None:
         self.run_key = run_key or RunKey()
         self.deadline = deadline
+        # to tell "the pod was deleted under us" from other exec failures (optional)
+        self.api = api
         # websocket-client's connect and reads block without limit unless given a default
         import websocket
 
@@ -249,54 +298,91 @@ class Inspector:
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
         with self._slots:
-            return self._inspect_container(
-                namespace=namespace, pod=pod, container=container, expectations=expectations
-            )
+            obs = self._exec(namespace=namespace, pod=pod, container=container, expectations=expectations)
+        if obs.error is not None and obs.error.code in _MAYBE_GONE:
+            gone = self._gone(namespace=namespace, pod=pod)
+            if gone is not None:
+                return ContainerObservation(container=container, error=gone)
+        return obs
 
-    def _inspect_container(
+    def _gone(self, *, namespace: str, pod: PodTarget) -> Uninspectable | None:
+        """Why the pod is gone, if it is: deleted (or being deleted) while it was inspected."""
+        if self.api is None:
+            return None
+        from verify.kube import KubeError
+
+        try:
+            live = self.api.get(f"/api/v1/namespaces/{namespace}/pods/{pod.name}")
+        except KubeError as e:
+            if e.status != 404:
+                return None
+            return Uninspectable("pod_gone", f"pod {pod.name} was deleted during inspection", permanent=False)
+        meta = live.get("metadata") or {}
+        if pod.uid and meta.get("uid") not in (None, pod.uid):
+            return Uninspectable(
+                "pod_gone", f"pod {pod.name} was deleted and recreated during inspection", permanent=False
+            )
+        if meta.get("deletionTimestamp"):
+            return Uninspectable(
+                "pod_gone", f"pod {pod.name} is terminating (deleted during inspection)", permanent=False
+            )
+        return None
+
+    def _exec(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
-        from kubernetes.client.exceptions import ApiException
-
-        timeout = self.exec_timeout
+        # One budget per exec, retries of a refused upgrade included: --exec-timeout, and never
+        # past the run's --timeout.
+        limit = self.exec_timeout
         if self.deadline is not None:
-            timeout = min(timeout, self.deadline.remaining())
-            if timeout <= 0:
+            limit = min(limit, self.deadline.remaining())
+            if limit <= 0:
                 return ContainerObservation(
                     container=container,
                     error=Uninspectable(
                         "timeout", "the run's --timeout ran out before this exec", permanent=False
                     ),
                 )
-        with self._lock:
-            self.execs += 1
+        budget = Deadline(limit)
+        argv = probe_argv(expectations, self.run_key)
+
+        def open_once() -> Any:
+            from kubernetes.client.exceptions import ApiException
+
+            with self._lock:
+                self.execs += 1
+            try:
+                return self._open(namespace=namespace, pod=pod.name, container=container, argv=argv)
+            except ApiException as e:
+                text = str(e.reason)
+                error = classify_handshake(text, namespace=namespace, pod=pod.name, container=container)
+                again, hint = handshake_retry(text)
+                if again:
+                    raise _Refused(error, hint) from None
+                raise _Final(error) from None
+
         try:
-            ws = self._open(
-                namespace=namespace,
-                pod=pod.name,
-                container=container,
-                argv=probe_argv(expectations, self.run_key),
-            )
-        except ApiException as e:
-            return ContainerObservation(
-                container=container,
-                error=classify_handshake(
-                    str(e.reason), namespace=namespace, pod=pod.name, container=container
-                ),
-            )
+            ws = retry.call(open_once, deadline=budget, base=0.1, cap=2.0)
+        except _Refused as e:  # still refused when the exec's budget ran out
+            return ContainerObservation(container=container, error=e.error)
+        except _Final as e:
+            return ContainerObservation(container=container, error=e.error)
         except Exception as e:
             return ContainerObservation(
                 container=container,
                 error=Uninspectable("exec_failed", f"exec failed: {type(e).__name__}", permanent=False),
             )
         try:
-            ws.run_forever(timeout=timeout)
+            left = budget.remaining()
+            if left > 0:
+                # run_forever(timeout=0) would wait without limit: only ever give it a positive one
+                ws.run_forever(timeout=left)
             if ws.is_open():
                 return ContainerObservation(
                     container=container,
                     error=Uninspectable(
                         "timeout",
-                        f"exec did not finish within {timeout:g}s",
+                        f"exec did not finish within {limit:g}s (timed out)",
                         permanent=False,
                     ),
                 )
@@ -322,7 +408,7 @@ class Inspector:
         if err is not None:
             if err.code == "exec_failed" and err_text.strip():
                 # the probe's own shell errors (never env values: it prints none)
-                first = err_text.strip().splitlines()[0][:160]
+                first = "".join(c if c.isprintable() else "?" for c in err_text.strip().splitlines()[0][:160])
                 err = dataclasses.replace(err, reason=f"{err.reason}: {first}")
             return ContainerObservation(container=container, error=err)
         return parse_probe(container=container, stdout=out, expectations=expectations, run_key=self.run_key)

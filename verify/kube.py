@@ -144,14 +144,21 @@ class _ConfigAuth(httpx.Auth):
         yield request
 
 
+MAX_MESSAGE = 400  # a Status message longer than this is cut: it is an error line, not a dump
+
+
 def status_message(body: bytes | str, fallback: str) -> tuple[str, str]:
-    """(message, reason) from a Kubernetes Status body; never the raw body."""
+    """(message, reason) from a Kubernetes Status body; never the raw body, and the message as
+    one printable line of at most MAX_MESSAGE characters."""
     try:
         data = json.loads(body)
     except (ValueError, TypeError):
         return fallback, ""
     if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return data["message"], str(data.get("reason", ""))
+        line = "".join(c if c.isprintable() else "?" for c in " ".join(data["message"].split()))
+        if len(line) > MAX_MESSAGE:
+            line = line[: MAX_MESSAGE - 3] + "..."
+        return line, str(data.get("reason", ""))[:64]
     return fallback, ""
 
 
@@ -193,7 +200,7 @@ class Api:
         if resp.status_code < 400:
             return resp.json()
         msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
-        if retry.retryable_status(resp.status_code):
+        if retry.retryable(resp.status_code, msg):
             raise retry.Transient(f"{msg} (HTTP {resp.status_code})", retry_after=_retry_after(resp))
         raise KubeError(msg, status=resp.status_code, reason=reason)
 
@@ -213,7 +220,8 @@ class Api:
     def watch(self, path: str, **params: Any) -> Iterator[Iterator[dict[str, Any]]]:
         """A watch stream as decoded events; transport errors end it (the caller resumes)."""
         self.requests += 1
-        read = max(self.deadline.remaining(), 0.1) + 5
+        # a silent stream (no events, no bookmarks) ends at most 1 s past the deadline
+        read = max(self.deadline.remaining(), 0.1) + 1
         try:
             with self.conn.watch_http.stream(
                 "GET",
@@ -224,7 +232,7 @@ class Api:
                 if resp.status_code >= 400:
                     resp.read()
                     msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
-                    if retry.retryable_status(resp.status_code):
+                    if retry.retryable(resp.status_code, msg):
                         raise retry.Transient(msg, retry_after=_retry_after(resp))
                     raise KubeError(msg, status=resp.status_code, reason=reason)
                 yield _events(resp)

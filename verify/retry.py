@@ -1,9 +1,26 @@
-"""The one place that retries: connection errors, 5xx and 429 (honouring Retry-After), never
-400/404/422, and never past the run's overall deadline."""
+"""The one place that retries: connection errors, 5xx, 429 (honouring Retry-After) and the
+transient 403 a starting apiserver gives, never 400/404/422 or a real RBAC denial, and never past
+the run's overall deadline.
+
+What real apiservers send while they upgrade or lose a dependency (kubernetes/kubernetes, traced in
+the source, not seen live):
+
+- an authorizer that fails (a webhook authorizer timing out, with either failurePolicy) makes
+  `WithAuthorization` answer 500 `Internal error occurred: ...`, never 403: a 5xx, retried;
+- an admission plugin whose informers have not synced yet (NamespaceLifecycle, the admission
+  webhook dispatchers, ServiceAccount, ...) refuses writes and CONNECTs (pods/exec) with 403
+  `<resource> "<name>" is forbidden: not yet ready to handle request`: the one recognisable
+  transient 403, retried;
+- an unavailable aggregated API answers 503, a shutting-down apiserver 429 with Retry-After, and
+  etcd leader changes 500: all retried;
+- RBAC's own denial (`User "u" cannot <verb> resource "r" ...`, even with an `RBAC: ... not found`
+  reason appended) is indistinguishable from a real missing rule and is never retried.
+"""
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Generator
 from typing import Any, TypeVar, cast
@@ -37,8 +54,25 @@ class Transient(Exception):
         self.retry_after = retry_after
 
 
+# 403 messages that say "not now" rather than "not you" (see the module docstring)
+TRANSIENT_FORBIDDEN = ("not yet ready to handle request",)
+_RBAC_DENIAL = re.compile(r"\bcannot [a-z]+ (resource|path) ")
+
+
 def retryable_status(status: int) -> bool:
     return status == 429 or status >= 500
+
+
+def transient_forbidden(message: str) -> bool:
+    """A 403 from an apiserver that is still warming up, never an authorization decision."""
+    if _RBAC_DENIAL.search(message):
+        return False
+    return any(marker in message for marker in TRANSIENT_FORBIDDEN)
+
+
+def retryable(status: int, message: str = "") -> bool:
+    """Whether an HTTP answer is worth asking again: 5xx, 429, or a transient 403."""
+    return retryable_status(status) or (status == 403 and transient_forbidden(message))
 
 
 def _waits(*, base: float, cap: float, deadline: Deadline) -> Generator[float | None, Any, None]:

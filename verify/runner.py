@@ -521,6 +521,7 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             exec_timeout=settings.exec_timeout,
             concurrency=settings.concurrency,
             deadline=deadline,
+            api=api,
         ),
         prober=Prober(
             connection=connection,

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from verify import retry
-from verify.kube import Api, KubeError
+from verify.kube import Api, KubeError, status_message
 from verify.rollout import workload_state
 from verify.targets import Kind, api_path
 
@@ -61,7 +62,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
                         if obj.get("code") == 410:  # too old: start again from a fresh GET
                             break
                         raise KubeError(
-                            str(obj.get("message", "watch failed")),
+                            status_message(json.dumps(obj), "watch failed")[0],
                             status=int(obj.get("code") or 0),
                         )
                     if typ == "DELETED":

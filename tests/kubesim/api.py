@@ -58,6 +58,22 @@ def status_response(err: ApiError) -> web.Response:
     return web.Response(status=err.code, body=body, content_type="application/json", headers=headers)
 
 
+def _fault_error(fault: Any) -> ApiError:
+    """The Status an injected status fault answers with (the apiserver's texts by default)."""
+    if fault.status == 429:
+        err = ApiError.too_many(fault.retry_after)
+    elif fault.status == 503:
+        err = ApiError.unavailable()
+    elif fault.status == 403:
+        err = ApiError(403, "Forbidden", "forbidden: not yet ready to handle request")
+    else:
+        err = ApiError.internal("injected fault")
+        err.code = fault.status
+    if fault.message:
+        err.message = fault.message
+    return err
+
+
 def json_response(obj: Any, status: int = 200) -> web.Response:
     return web.Response(status=status, body=json.dumps(obj).encode(), content_type="application/json")
 
@@ -81,19 +97,26 @@ class ApiServer:
         c.count(route)
         if c.knobs.api_latency:
             await asyncio.sleep(c.knobs.api_latency)
-        fault = c.take_fault(request.method, request.path_qs, route)
+        fault = c.take_fault(request.method, request.path_qs, route) or c.random_fault(
+            request.method, request.path
+        )
         if fault is not None:
             if fault.kind == "reset":
+                c.note_fault("reset")
                 if request.transport is not None:
                     request.transport.abort()
                 raise asyncio.CancelledError
-            if fault.kind == "status":
-                err = {429: ApiError.too_many(fault.retry_after), 503: ApiError.unavailable()}.get(
-                    fault.status, ApiError.internal("injected fault")
+            if fault.kind == "expired":
+                # what a watch from a compacted resourceVersion gets: HTTP 200, one ERROR event
+                c.note_fault("expired")
+                rv = c.store.oldest_rv()
+                event = {"type": "ERROR", "object": ApiError.expired(max(rv - 1, 1), rv).status()}
+                return web.Response(
+                    status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
                 )
-                if fault.status not in (429, 503):
-                    err.code = fault.status
-                return status_response(err)
+            if fault.kind == "status":
+                c.note_fault(str(fault.status))
+                return status_response(_fault_error(fault))
         if request.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok")
         user = c.auth.authenticate(request.headers.get("Authorization"))
@@ -527,6 +550,7 @@ class ApiServer:
                     break
                 if knobs.watch_drop_after is not None and sent >= knobs.watch_drop_after:
                     knobs.watch_drop_after = None
+                    self.cluster.note_fault("watch-drop")
                     if request.transport is not None:
                         request.transport.abort()
                     return resp

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import copy
 import datetime as dt
+import hashlib
 import os
 import random
 import re
@@ -48,6 +49,18 @@ class Knobs:
     sync_period: float = 60.0  # kubelet configMap/secret volume refresh
     bookmark_interval: float = 1.0
     watch_drop_after: int | None = None  # abort the next watch stream after N events
+    # Seeded random faults on every API request (REST, watches and exec upgrades alike): each
+    # request is answered with one of `fault_mix` instead of being served with probability
+    # `fault_rate`. The draw hashes (seed, method, path, how often that path was asked), so the
+    # same request sequence meets the same faults whatever the thread interleaving.
+    # Kinds: "500", "503", "429" (Retry-After: 1), "reset" (connection aborted), "403" (the
+    # warming-up apiserver's `... is forbidden: not yet ready to handle request`).
+    fault_rate: float = 0.0
+    fault_seed: int = 0
+    fault_mix: tuple[str, ...] = ("500", "503", "429", "reset")
+    exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
+    # pods force-deleted (grace 0, as `kubectl delete --force`) while their next exec runs
+    delete_during_exec: set[str] = field(default_factory=set)
     crashloop_backoff_max: float = 5.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)
@@ -56,12 +69,13 @@ class Knobs:
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "reset"
+    kind: str  # "status" | "reset" | "expired" (a watch answered with the 410 ERROR event)
     status: int = 500
     retry_after: int = 1
     match: str = ""  # regex on "VERB resource" (e.g. "list pods") or the path
     method: str = ""
     times: int = 1
+    message: str = ""  # the Status message instead of the code's usual one
 
 
 @dataclass
@@ -97,6 +111,8 @@ class Cluster:
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
         self.requests = Requests()
         self.faults: list[Fault] = []
+        self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)
+        self._fault_seq: Counter[tuple[str, str]] = Counter()
         self.first_seen: dict[tuple[str, str], float] | None = None
         self.kubelets: dict[str, Kubelet] = {}
         self.controllers = Controllers(self)
@@ -328,6 +344,36 @@ class Cluster:
                     self.faults.remove(f)
                 return f
         return None
+
+    def random_fault(self, method: str, path: str) -> Fault | None:
+        """The seeded random fault (if any) for this request; see `Knobs.fault_rate`."""
+        k = self.knobs
+        if k.fault_rate <= 0 or not k.fault_mix:
+            return None
+        with self._lock:
+            n = self._fault_seq[(method, path)]
+            self._fault_seq[(method, path)] += 1
+        digest = hashlib.sha256(f"{k.fault_seed}|{method}|{path}|{n}".encode()).digest()
+        if int.from_bytes(digest[:8], "big") / 2**64 >= k.fault_rate:
+            return None
+        kind = k.fault_mix[int.from_bytes(digest[8:12], "big") % len(k.fault_mix)]
+        if kind == "reset":
+            return Fault("reset")
+        return Fault("status", status=int(kind), retry_after=1)
+
+    def set_faults(self, rate: float, seed: int, mix: tuple[str, ...] | None = None) -> None:
+        """Start (or stop, with rate 0) seeded random faults; resets their sequence and counts."""
+        with self._lock:
+            self.knobs.fault_rate = rate
+            self.knobs.fault_seed = seed
+            if mix is not None:
+                self.knobs.fault_mix = mix
+            self._fault_seq.clear()
+            self.injected.clear()
+
+    def note_fault(self, kind: str) -> None:
+        with self._lock:
+            self.injected[kind] += 1
 
     def count(self, route: tuple[str, str]) -> None:
         with self._lock:

@@ -43,6 +43,19 @@ def _oci_error(container_id: str, binary: str) -> dict[str, Any]:
     }
 
 
+def _exit_status(argv: list[str], code: int) -> dict[str, Any]:
+    """The error-channel Status of a finished command."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], exit code {code}",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+    }
+
+
 async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
     q = request.query
     argv = q.getall("command", [])
@@ -65,6 +78,12 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     tty = _flag(q, "tty")
     first = STDOUT if want_out else STDERR if want_err else ERROR
     await ws.send_bytes(bytes([first]))
+    if name in cluster.knobs.exec_hang:
+        # upgraded, then silence until the client gives up (a wedged runtime or kubelet stream)
+        cluster.note_fault("exec-hang")
+        async for _ in ws:
+            pass
+        return ws
     if cluster.knobs.exec_latency:
         await asyncio.sleep(cluster.knobs.exec_latency)
 
@@ -73,6 +92,16 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
     if binary is None:
         await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
+        await ws.close()
+        return ws
+    if name in cluster.knobs.delete_during_exec:
+        # the pod is force-deleted while the command runs: the kubelet kills its containers and
+        # the exec'd process with them, and the runtime reports SIGKILL's exit code
+        cluster.knobs.delete_during_exec.discard(name)
+        cluster.note_fault("exec-delete")
+        with contextlib.suppress(ApiError):
+            cluster.delete_object(PODS, ns, name, grace=0, propagation="Background")
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(_exit_status(argv, 137)).encode())
         await ws.close()
         return ws
     try:
@@ -134,16 +163,9 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-    if code == 0:
-        status: dict[str, Any] = {"metadata": {}, "status": "Success"}
-    else:
-        status = {
-            "metadata": {},
-            "status": "Failure",
-            "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], exit code {code}",
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
-        }
+    if code < 0:
+        code = 128 - code  # killed by a signal: the runtime reports 128 + signal, e.g. 137
+    status = _exit_status(argv, code)
     if not ws.closed:
         await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
         await ws.close()

@@ -1,0 +1,236 @@
+"""Fault injection on kubesim: the verdict depends on the pods, never on a 503, a dropped watch,
+a hung exec or a pod deleted mid-inspection; and no run outlives its --timeout.
+
+The five core scenarios run here under two fault seeds each; `make faults` (bench/faults.py)
+runs all twenty seeds and prints the table.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import deployment, run_verify
+from tests.kubesim.cluster import Cluster, Fault
+from tests.scenarios import FAULT_RATE, SCENARIOS, Scenario, run_on
+
+SEEDS_IN_MAKE_TEST = (8, 18)  # both inject faults into every scenario (see make faults)
+
+
+@pytest.mark.parametrize("seed", SEEDS_IN_MAKE_TEST)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_core_scenario_verdict_is_unchanged_under_20pct_api_faults(
+    cluster: Cluster, tmp_path: Path, scenario: Scenario, seed: int
+) -> None:
+    run = run_on(cluster, scenario, seed=seed, tmp_path=tmp_path, rate=FAULT_RATE)
+    assert run.verdict == scenario.expected, run.stderr
+    assert "Traceback" not in run.stderr
+    if scenario.expected.restarts == 0:  # same pods, same paths: the seed's faults are fixed
+        assert sum(run.injected.values()) > 0, "this seed injects nothing here: pick another"
+
+
+def test_the_fault_rate_reaches_rest_calls_watches_and_exec_upgrades(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=8, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.pod_start_delay = 0.3
+    cluster.apply(deployment("web", replicas=8, env=[{"name": "A", "value": "2"}]))  # a rollout to watch
+    cluster.reset_counts()
+    cluster.set_faults(0.5, seed=1)
+    out = run_verify("--deployment", "web", "--restart", "never", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    injected = sum(cluster.injected.values())
+    cluster.set_faults(0.0, seed=0)
+    assert out.code == 0, out.everything
+    assert injected >= 5
+    assert cluster.requests[("create", "pods/exec")] > 8  # refused exec upgrades were asked again
+    assert cluster.requests[("watch", "deployments")] >= 1
+
+
+def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.pod_start_delay = 0.5
+    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "2"}]))
+    cluster.reset_counts()
+    cluster.knobs.watch_drop_after = 1  # the first watch is cut after its first event
+    cluster.inject(Fault("expired", match="^watch deployments$", times=1))  # the next one: 410
+    t0 = time.monotonic()
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    elapsed = time.monotonic() - t0
+    assert out.code == 0, out.everything
+    assert cluster.injected["expired"] == 1 and cluster.injected["watch-drop"] == 1
+    assert cluster.requests[("watch", "deployments")] >= 3  # dropped, expired, then the one that saw it done
+    assert cluster.requests[("get", "deployments")] >= 2  # the 410 made it read the object again
+    assert cluster.rollout_complete("web")
+    assert out.report is not None and out.report["workloads"][0]["attempts"][0]["revision"] == "2"
+    assert elapsed < 30
+
+
+def _ready_pods(cluster: Cluster, name: str) -> list[str]:
+    return sorted(p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith(name))
+
+
+def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=50,
+            env=[{"name": "A", "value": "1"}],
+            strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": "100%"}},
+        )
+    )
+    cluster.wait_for(lambda: cluster.rollout_complete("web"), timeout=120, what="50 pods")
+    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "3s", "--restart", "never")
+    t0 = time.monotonic()
+    base = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    t_base = time.monotonic() - t0
+    assert base.code == 0, base.everything
+
+    stuck = _ready_pods(cluster, "web")[17]
+    cluster.knobs.exec_hang.add(stuck)
+    t0 = time.monotonic()
+    out = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    t_hang = time.monotonic() - t0
+    assert out.code == 1, out.everything
+    assert cluster.injected["exec-hang"] == 1
+    print(f"\n50 pods, --exec-timeout 3s: {t_base:.2f}s without a hang, {t_hang:.2f}s with one exec hanging")
+    assert t_hang <= t_base + 3 + 5, (t_base, t_hang)
+    assert out.report is not None
+    pods = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
+    assert len(pods) == 50
+    assert pods[stuck]["status"] == "uninspectable"
+    assert {p["status"] for n, p in pods.items() if n != stuck} == {"ok"}
+    assert f"pod {stuck}" in out.stdout and "timed out" in out.stdout
+
+
+@pytest.mark.parametrize("hang", ["exec", "api", "watch"])
+def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, hang: str
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    if hang == "exec":
+        cluster.knobs.exec_hang.update(_ready_pods(cluster, "web"))
+    elif hang == "api":
+        cluster.knobs.api_latency = 3600.0  # every request is accepted, then never answered
+    else:  # a rollout that never completes, watched by a stream that never says anything
+        cluster.knobs.bookmark_interval = 3600.0
+        cluster.apply(deployment("web", replicas=2, image="registry.local/doesnotexist:1"))
+    t0 = time.monotonic()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "A",
+        "--timeout",
+        "4s",
+        "--exec-timeout",
+        "10m",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - t0
+    cluster.knobs.api_latency = 0.0
+    print(f"\n{hang} hangs, --timeout 4s: the run took {elapsed:.2f}s, exit {out.code}")
+    assert elapsed <= 4 + 4, elapsed  # interpreter start-up and exit included
+    assert out.code in (3, 4), out.everything
+    assert "Traceback" not in out.stderr
+    assert out.report is not None and out.report["result"] == "error"
+
+
+def test_pod_deleted_during_inspection_is_reported_with_its_reason(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    victim = _ready_pods(cluster, "web")[1]
+    cluster.knobs.delete_during_exec.add(victim)
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert cluster.injected["exec-delete"] == 1
+    assert "Traceback" not in out.stderr and "internal error" not in out.everything
+    assert out.code == 0, out.everything  # the restart's pods verify
+    assert out.report is not None
+    first = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
+    assert first[victim]["status"] == "uninspectable"
+    reason = first[victim]["containers"][0]["reason"]
+    assert reason == f"pod {victim} was deleted during inspection"
+    assert f"pod {victim} was deleted during inspection" in out.stderr
+
+
+NOT_READY = 'deployments.apps "web" is forbidden: not yet ready to handle request'
+EXEC_NOT_READY = 'pods "{pod}" is forbidden: not yet ready to handle request'
+
+
+def test_the_warming_up_apiservers_403_is_retried_on_reads_writes_and_exec(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2))
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+    cluster.inject(Fault("status", status=403, match="^get deployments$", times=2, message=NOT_READY))
+    cluster.inject(Fault("status", status=403, match="^patch deployments$", times=1, message=NOT_READY))
+    pod = _ready_pods(cluster, "web")[0]
+    cluster.inject(
+        Fault("status", status=403, match="^create pods/exec$", times=2, message=EXEC_NOT_READY.format(pod=pod))
+    )
+    # HOME is set in every container: missing FEATURE_CREDENTIAL forces the one restart (a patch)
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 1, out.everything
+    assert "lacks env FEATURE_CREDENTIAL" in out.stdout and "forbidden" not in out.stdout
+    assert cluster.injected["403"] == 5
+    assert cluster.requests[("patch", "deployments")] == 2  # refused once, then sent again
+    assert out.report is not None and out.report["restarted"] is True
+    first = out.report["workloads"][0]["attempts"][0]["pods"]
+    assert {p["status"] for p in first} == {"missing"}  # no exec was left uninspectable
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "route", "code"),
+    [
+        (
+            403,
+            'deployments.apps "web" is forbidden: User "ci" cannot get resource "deployments" in API group '
+            '"apps" in the namespace "default": RBAC: role.rbac.authorization.k8s.io "deployer" not found',
+            ("get", "deployments"),
+            3,
+        ),
+        (400, "the server rejected our request for an unknown reason", ("list", "pods"), 3),
+        (404, 'replicasets.apps "x" not found', ("list", "replicasets"), 3),
+        (
+            422,
+            'Deployment.apps "web" is invalid: spec.template.metadata.annotations: Invalid value',
+            ("patch", "deployments"),
+            3,
+        ),
+    ],
+    ids=["rbac-403", "400", "404", "422"],
+)
+def test_denials_and_client_errors_are_never_retried(
+    cluster: Cluster,
+    kubeconfig: str,
+    tmp_path: Path,
+    status: int,
+    message: str,
+    route: tuple[str, str],
+    code: int,
+) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+    cluster.inject(Fault("status", status=status, match=f"^{route[0]} {route[1]}$", times=5, message=message))
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == code, out.everything
+    assert cluster.requests[route] == 1
+    assert message.split(":")[0] in out.stdout

@@ -1,0 +1,130 @@
+"""The one retry policy: what is asked again (and for how long), what never is."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from verify import retry
+from verify.inspect import classify_handshake, handshake_retry
+
+RBAC = (
+    'deployments.apps "web" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource '
+    '"deployments" in API group "apps" in the namespace "prod"'
+)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        'deployments.apps "web" is forbidden: not yet ready to handle request',  # NamespaceLifecycle on update
+        'pods "web-1" is forbidden: not yet ready to handle request',  # admission webhooks on CONNECT (exec)
+        "forbidden: not yet ready to handle request",
+    ],
+)
+def test_the_warming_up_apiservers_403_is_transient(message: str) -> None:
+    assert retry.transient_forbidden(message)
+    assert retry.retryable(403, message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        RBAC,
+        RBAC + ': RBAC: role.rbac.authorization.k8s.io "deployer" not found',
+        RBAC + ": not yet ready to handle request",  # an RBAC denial stays one, whatever follows
+        'pods "x" is forbidden: unable to create new content in namespace prod because it is being terminated',
+        "",
+    ],
+)
+def test_authorization_denials_and_other_403s_are_final(message: str) -> None:
+    assert not retry.retryable(403, message)
+
+
+@pytest.mark.parametrize(("status", "expected"), [(500, True), (502, True), (503, True), (504, True),
+                                                  (429, True), (400, False), (401, False), (404, False),
+                                                  (409, False), (410, False), (422, False)])
+def test_status_codes(status: int, expected: bool) -> None:
+    assert retry.retryable(status, "the server is currently unable to handle the request") is expected
+
+
+def test_call_retries_transient_failures_until_one_succeeds() -> None:
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise retry.Transient("503")
+        return "ok"
+
+    assert retry.call(flaky, deadline=retry.Deadline(10), base=0.01, cap=0.02) == "ok"
+    assert len(calls) == 3
+
+
+def test_call_gives_up_at_the_deadline_and_never_waits_past_it() -> None:
+    calls = []
+
+    def down() -> None:
+        calls.append(1)
+        raise retry.Transient("429", retry_after=30)  # a hint longer than the run has left
+
+    t0 = time.monotonic()
+    with pytest.raises(retry.Transient):
+        retry.call(down, deadline=retry.Deadline(0.5), base=0.01, cap=0.02)
+    assert time.monotonic() - t0 < 1.5
+    assert len(calls) >= 2  # asked again once the (clamped) wait was over
+
+
+def test_call_does_not_retry_other_errors() -> None:
+    calls = []
+
+    def broken() -> None:
+        calls.append(1)
+        raise ValueError("404")
+
+    with pytest.raises(ValueError):
+        retry.call(broken, deadline=retry.Deadline(5), base=0.01)
+    assert len(calls) == 1
+
+
+def _handshake(code: int, reason: str, message: str, headers: str = "") -> str:
+    """websocket-client's handshake error text: status, headers, body."""
+    body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code})
+    return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- b'{body}'"
+
+
+def test_refused_exec_upgrades_follow_the_same_policy() -> None:
+    assert handshake_retry(_handshake(503, "Service Unavailable", "the server is currently unable to handle the request")) == (True, None)
+    assert handshake_retry(_handshake(429, "Too Many Requests", "slow down", ", 'retry-after': '2'")) == (True, 2.0)
+    assert handshake_retry(_handshake(403, "Forbidden", 'pods "p" is forbidden: not yet ready to handle request'))[0]
+    assert handshake_retry("[Errno 111] Connection refused")[0]  # no answer at all
+    # states and decisions are final: asking again cannot change them
+    assert not handshake_retry(_handshake(500, "Internal Server Error", 'container not found ("app")'))[0]
+    assert not handshake_retry(_handshake(403, "Forbidden", RBAC.replace("patch", "create")))[0]
+    assert not handshake_retry(_handshake(404, "Not Found", 'pods "p" not found'))[0]
+    assert not handshake_retry(_handshake(400, "Bad Request", "container c is not valid for pod p"))[0]
+
+
+def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body() -> None:
+    text = _handshake(
+        502, "Bad Gateway", "error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused",
+        ", 'set-cookie': 'session=topsecret-cookie-value'",
+    )
+    err = classify_handshake(text, namespace="ns", pod="p", container="c")
+    assert err.reason == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
+    assert "topsecret" not in err.reason and "Handshake" not in err.reason
+
+
+def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> None:
+    from verify.kube import MAX_MESSAGE, status_message
+
+    body = json.dumps(
+        {"kind": "Status", "message": "line one\nline two\x1b[31m " + "x" * 5000, "reason": "Invalid",
+         "details": {"causes": [{"message": "the-whole-object-and-its-secret-data"}]}}
+    )
+    msg, reason = status_message(body, "HTTP 422")
+    assert msg.startswith("line one line two?[31m x") and msg.endswith("...") and len(msg) == MAX_MESSAGE
+    assert "secret-data" not in msg and reason == "Invalid"
+    assert status_message(b"<html>proxy error: token=abc</html>", "HTTP 502") == ("HTTP 502", "")
