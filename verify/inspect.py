@@ -425,8 +425,12 @@ class Inspector:
         jobs = [(p, c) for p in pods for c in p.containers if only is None or only((p.name, c))]
 
         def one(pc: tuple[PodTarget, str]) -> ContainerObservation:
+            expected = expectations_for(pc[1])
+            if not (expected.env or expected.files or expected.env_values):
+                # nothing to read in this container (e.g. only HTTP checks): no exec at all
+                return ContainerObservation(container=pc[1])
             return self.inspect_container(
-                namespace=namespace, pod=pc[0], container=pc[1], expectations=expectations_for(pc[1])
+                namespace=namespace, pod=pc[0], container=pc[1], expectations=expected
             )
 
         with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs) or 1))) as pool:
