@@ -1,6 +1,7 @@
 """`make demo`: the second seed on kubesim. A Secret gains FEATURE_CREDENTIAL after the pods
-started, one pod is replaced and sees it, the other does not; rollout-verify finds the stale pod,
-restarts the Deployment once and passes."""
+started, one pod is replaced and sees it, the other does not. The Service's /health stays green;
+rollout-verify checks every pod of the Deployment and of a DaemonSet shipped with it, finds the
+stale pod (by its env and by its own /config answer), restarts the Deployment once and passes."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.helpers import REPO, deployment, secret
+from tests.helpers import REPO, daemonset, http_app_deployment, secret, service
 from tests.kubesim.cluster import Cluster, Knobs
+
+CONFIG = """\
+targets:
+  - target: deployment/web           # expectations from the pod spec, plus each pod's /config
+    expect-http: [8080/config]
+  - target: daemonset/agent          # expectations from the pod spec
+"""
 
 
 def say(text: str) -> None:
@@ -25,31 +33,45 @@ def main() -> int:
         kc = cluster.write_kubeconfig(Path(tmp) / "kubeconfig")
         say(f"kubesim is up at {cluster.url} (2 nodes); kubeconfig {kc}")
         cluster.apply(secret("web-secrets", {"DB_URL": "postgres://db/web"}))
-        cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
+        cluster.apply(
+            http_app_deployment(
+                "web",
+                replicas=2,
+                env_from=[{"secretRef": {"name": "web-secrets"}}],
+                required_env=["FEATURE_CREDENTIAL"],
+            )
+        )
+        cluster.apply(service("web"))
+        cluster.apply(daemonset("agent", env=[{"name": "LOG_LEVEL", "value": "info"}]))
         cluster.wait_rollout("web")
-        say("deployment web rolled out; then the Secrets Store CSI driver syncs FEATURE_CREDENTIAL")
+        cluster.wait_daemonset("agent")
+        say(
+            "deployment web and daemonset agent rolled out; then the Secrets Store CSI driver syncs FEATURE_CREDENTIAL"
+        )
         cluster.apply(
             secret("web-secrets", {"DB_URL": "postgres://db/web", "FEATURE_CREDENTIAL": "demo-only-value"})
         )
-        pods = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))
+        pods = sorted(
+            p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith("web-")
+        )
         cluster.delete("Pod", pods[0])
         cluster.wait_rollout("web")
-        say("kubectl rollout status says complete; every pod is Ready. Now: rollout-verify")
-        cmd = [
-            sys.executable,
-            "-m",
-            "verify",
-            "--kubeconfig",
-            kc,
-            "--deployment",
-            "web",
-        ]
-        # no --expect-*: the expectations come from the pod spec and the live Secret
-        print("$ rollout-verify --deployment web", flush=True)
+        say("kubectl rollout status says complete; every pod is Ready; the Service's /health says:")
+        env = {"KUBECONFIG": kc, "HOME": tmp, "PATH": "/usr/bin:/bin"}
+        for _ in range(3):
+            subprocess.call(
+                ["kubectl", "get", "--raw", "/api/v1/namespaces/default/services/web:80/proxy/health"],
+                env=env,
+            )
+            print(flush=True)
+        config = Path(tmp) / "verify.yaml"
+        config.write_text(CONFIG)
+        say("Now: rollout-verify --config verify.yaml")
+        print(CONFIG, flush=True)
+        cmd = [sys.executable, "-m", "verify", "--kubeconfig", kc, "--config", str(config)]
         code = subprocess.call(cmd, cwd=REPO)
-        say(
-            f"exit code {code}; restarts issued by rollout-verify: {cluster.requests[('patch', 'deployments')]}"
-        )
+        restarts = cluster.requests[("patch", "deployments")] + cluster.requests[("patch", "daemonsets")]
+        say(f"exit code {code}; restarts issued by rollout-verify: {restarts}")
         return code
 
 
