@@ -58,9 +58,9 @@ bad_name = st.one_of(
 bad_label = st.one_of(bad_name, st.just("a.b"), st.integers(64, 80).map(lambda n: "a" * n))
 bad_env_name = st.one_of(
     st.tuples(st.sampled_from(string.digits), st.text(string.ascii_uppercase, max_size=6)).map("".join),
-    st.tuples(
-        st.text(string.ascii_uppercase, min_size=1, max_size=6), st.sampled_from("-.=$/é:"), lower
-    ).map("".join),
+    st.tuples(st.text(string.ascii_uppercase, min_size=1, max_size=6), st.sampled_from("-.=$/é:"), lower).map(
+        "".join
+    ),
     st.tuples(st.text(string.ascii_uppercase, min_size=1, max_size=4), st.just(" "), st.just("B")).map(
         "".join
     ),
@@ -73,21 +73,25 @@ bad_hex = st.one_of(
 path = st.text(LOWER, min_size=1, max_size=8).map(lambda t: f"/etc/{t}")
 bad_spec = st.one_of(
     path,  # no =SPEC
-    st.tuples(st.text(LOWER, min_size=1, max_size=8), st.just(f"=sha256:{GOOD_DIGEST}")).map("".join),  # relative
+    st.tuples(st.text(LOWER, min_size=1, max_size=8), st.just(f"=sha256:{GOOD_DIGEST}")).map(
+        "".join
+    ),  # relative
     st.tuples(path, st.just("=sha256:"), bad_hex).map("".join),
-    st.tuples(path, st.just("="), st.sampled_from(["md5", "sha1", "file", "cm"]), st.just(":x/y")).map("".join),
+    st.tuples(path, st.just("="), st.sampled_from(["md5", "sha1", "file", "cm"]), st.just(":x/y")).map(
+        "".join
+    ),
     st.tuples(path, st.just("="), lower).map("".join),  # no source
     st.tuples(path, st.sampled_from(["=configmap:", "=secret:"]), lower).map("".join),  # no /key
     st.tuples(path, st.sampled_from(["=configmap:", "=secret:"]), bad_name, st.just("/key")).map("".join),
-    st.tuples(path, st.sampled_from(["=configmap:web/", "=secret:web/"]), st.sampled_from(["a b", "k/v", "é", "?"])).map(
-        "".join
-    ),
+    st.tuples(
+        path, st.sampled_from(["=configmap:web/", "=secret:web/"]), st.sampled_from(["a b", "k/v", "é", "?"])
+    ).map("".join),
     st.just(f"=sha256:{GOOD_DIGEST}"),
 )
 bad_duration = st.one_of(
     junk,
     st.sampled_from(["nan", "inf", "-inf", "1e400", "25h", "86401", "1441m", "1h30", "ten", "m", " "]),
-    st.integers(-10**6, -1).map(str),
+    st.integers(-(10**6), -1).map(str),
     st.integers(-100, -1).map(lambda n: f"{n}s"),
 )
 bad_positive = st.one_of(bad_duration, st.sampled_from(["0", "0s", "0m", "0.0", "0ms"]))
@@ -97,6 +101,37 @@ bad_concurrency = st.one_of(
     st.sampled_from(["1.5", "1e2", "0x10", "", " "]),
 )
 not_a_mode = st.text(chars, min_size=1, max_size=10).filter(lambda v: v not in ("once", "never"))
+bad_target = st.one_of(
+    bad_name.map(lambda n: f"deployment/{n}"),
+    st.tuples(
+        st.sampled_from(["cronjob", "job", "pod", "replicaset", "svc", "Deploy ment"]), st.just("/web")
+    ).map("".join),
+    lower.map(lambda n: n or "web"),  # no KIND/
+    st.sampled_from(["deployment/", "/web", "sts//db"]),
+)
+bad_selector = st.one_of(
+    st.tuples(st.just("app="), lower, st.sampled_from("!@#$%^&*+ :é()"), lower).map("".join),
+    st.tuples(st.sampled_from("!@#$%^&*+:é"), lower).map(lambda t: f"ap{t[0]}p={t[1]}"),
+    st.sampled_from(["=web", "tier in web", "a b=c", "tier notin (a", "app=x,,y", "!", "app!=", ",app=x"]),
+)
+bad_http = st.one_of(
+    st.tuples(
+        junk.filter(lambda t: "/" not in t and "," not in t and "\n" not in t and not t.strip().isdigit()),
+        st.just("/health"),
+    ).map("".join),
+    st.sampled_from(["0/x", "70000/x", "-1/x", "8080/a b", "8080/x=999", "8080/x=099", "healthz", "8080"]),
+)
+BAD_CONFIGS = {
+    "not-yaml.yaml": "targets: [deployment/web\n",
+    "not-a-mapping.yaml": "- deployment/web\n",
+    "no-targets.yaml": "targets: []\n",
+    "unknown-key.yaml": "targets:\n  - target: deployment/web\n    expect-envs: [A]\n",
+    "bad-kind.yaml": "targets:\n  - target: cronjob/web\n",
+    "bad-env.yaml": "targets:\n  - target: deployment/web\n    expect-env: [1BAD]\n",
+    "bad-http.yaml": "targets:\n  - target: sts/db\n    expect-http: [{port: 8080, path: /c, json: {field: v}}]\n",
+    "no-target.yaml": "targets:\n  - expect-env: [A]\n",
+    "missing.yaml": None,
+}
 UNKNOWN = st.one_of(
     st.sampled_from(["--bogus", "--expect", "--deployments", "--restart-never", "-x", "--timeout-s"]),
     st.text(string.ascii_lowercase, min_size=1, max_size=8).map(lambda w: f"--zz{w}"),
@@ -114,15 +149,35 @@ def _flag_or_env(field: str, value: str, kind: str) -> st.SearchStrategy[Case]:
 
 
 @st.composite
-def bad_case(draw: st.DrawFn, dirs: tuple[str, str]) -> Case:
-    a_dir, a_file = dirs
+def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
+    a_dir, a_file, configs = dirs
     kind = draw(
         st.sampled_from(
             [
-                "deployment", "namespace", "containers", "expect_env", "expect_file", "duplicate_file",
-                "restart", "timeout", "exec_timeout", "volume_grace", "concurrency", "from_spec",
-                "no_from_spec", "missing_deployment", "unknown_flag", "both_kubeconfigs",
-                "kubeconfig_data", "output_path", "missing_kubeconfig", "flag_without_value",
+                "deployment",
+                "namespace",
+                "containers",
+                "expect_env",
+                "expect_file",
+                "duplicate_file",
+                "restart",
+                "timeout",
+                "exec_timeout",
+                "volume_grace",
+                "concurrency",
+                "from_spec",
+                "no_from_spec",
+                "missing_deployment",
+                "unknown_flag",
+                "both_kubeconfigs",
+                "kubeconfig_data",
+                "output_path",
+                "missing_kubeconfig",
+                "flag_without_value",
+                "target",
+                "selector",
+                "expect_http",
+                "config_file",
             ]
         )
     )
@@ -153,8 +208,12 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str]) -> Case:
     if kind == "duplicate_file":
         spec = f"/etc/app.conf=sha256:{GOOD_DIGEST}"
         if draw(st.booleans()):
-            return with_base(Case(kind, ("--expect-file", spec, "--expect-file", spec), (), _field("expect_file")))
-        return with_base(Case(kind, (), ((env_var("expect_file"), f"{spec}\n{spec}"),), _field("expect_file")))
+            return with_base(
+                Case(kind, ("--expect-file", spec, "--expect-file", spec), (), _field("expect_file"))
+            )
+        return with_base(
+            Case(kind, (), ((env_var("expect_file"), f"{spec}\n{spec}"),), _field("expect_file"))
+        )
     if kind == "restart":
         return with_base(draw(_flag_or_env(kind, draw(not_a_mode), kind)))
     if kind in ("timeout", "exec_timeout"):
@@ -169,6 +228,15 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str]) -> Case:
         return with_base(Case(kind, (), ((env_var("from_spec"), draw(junk)),), _field("from_spec")))
     if kind == "no_from_spec":
         return with_base(Case(kind, ("--no-from-spec",), (), _field("from_spec")))
+    if kind == "target":
+        return with_base(draw(_flag_or_env("targets", draw(bad_target), kind)))
+    if kind == "selector":
+        return with_base(draw(_flag_or_env("selector", draw(bad_selector), kind)))
+    if kind == "expect_http":
+        return with_base(draw(_flag_or_env("expect_http", draw(bad_http), kind)))
+    if kind == "config_file":
+        name = draw(st.sampled_from(sorted(BAD_CONFIGS)))
+        return with_base(draw(_flag_or_env("config", f"{configs}/{name}", kind)))
     if kind == "missing_deployment":
         return Case(kind, ("--expect-env", "A"), (), _field("deployment"))
     if kind == "unknown_flag":
@@ -176,7 +244,12 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str]) -> Case:
         return with_base(Case(kind, (word,), (), (word,)))
     if kind == "both_kubeconfigs":
         return with_base(
-            Case(kind, ("--kubeconfig", a_file), ((env_var("kubeconfig_data"), "apiVersion: v1"),), _field("kubeconfig"))
+            Case(
+                kind,
+                ("--kubeconfig", a_file),
+                ((env_var("kubeconfig_data"), "apiVersion: v1"),),
+                _field("kubeconfig"),
+            )
         )
     if kind == "kubeconfig_data":
         data = draw(st.one_of(junk, st.just(" "), st.just("{unclosed"), st.just("kind: Config\n  - bad: [")))
@@ -193,7 +266,9 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str]) -> Case:
         flag = _FLAGS[field]
         return with_base(Case(kind, (f"{flag}={bad}",), (), _field(field)))
     if kind == "missing_kubeconfig":
-        return with_base(Case(kind, ("--kubeconfig", f"/nonexistent/{draw(lower)}"), (), _field("kubeconfig")))
+        return with_base(
+            Case(kind, ("--kubeconfig", f"/nonexistent/{draw(lower)}"), (), _field("kubeconfig"))
+        )
     # a value-taking flag at the very end, with nothing after it
     flag = draw(st.sampled_from(["--namespace", "--container", "--timeout", "--expect-file", "--restart"]))
     return with_base(Case(kind, (flag,), (), (flag,)))
@@ -213,6 +288,11 @@ def test_1000_bad_configurations_exit_2_with_one_line_naming_the_field_and_send_
     a_dir.mkdir()
     a_file = tmp_path / "a-file"
     a_file.write_text("")
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    for name, text in BAD_CONFIGS.items():
+        if text is not None:
+            (configs / name).write_text(text)
     environ = {"KUBECONFIG": kubeconfig, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     cluster.reset_counts()
     kinds: Counter[str] = Counter()
@@ -225,7 +305,7 @@ def test_1000_bad_configurations_exit_2_with_one_line_naming_the_field_and_send_
         derandomize=True,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
-    @given(bad_case((str(a_dir), str(a_file))))
+    @given(bad_case((str(a_dir), str(a_file), str(configs))))
     def check(case: Case) -> None:
         kinds[case.kind] += 1
         code, out, err = _run_in_process(case, environ)
@@ -242,7 +322,7 @@ def test_1000_bad_configurations_exit_2_with_one_line_naming_the_field_and_send_
     elapsed = time.monotonic() - started
     print(f"\n{sum(kinds.values())} bad configurations in {elapsed:.1f}s: {dict(sorted(kinds.items()))}")
     assert sum(kinds.values()) >= EXAMPLES
-    assert len(kinds) == 20  # every kind of mistake was tried
+    assert len(kinds) == 24  # every kind of mistake was tried
     assert cluster.requests.total() == 0
     assert elapsed < 60, elapsed
 

@@ -818,9 +818,24 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
     return Job(settings=settings, targets=tuple(plans))
 
 
+def _check_misspelled(environ: Mapping[str, str]) -> None:
+    """A VERIFY_* variable that is almost a setting's is a typo that would silently do nothing
+    (VERIFY_EXPECT_ENVS); one far from every setting may belong to another tool (VERIFY_SSL)."""
+    import difflib
+
+    known = [env_var(name) for name in Settings.model_fields]
+    for var in sorted(environ):
+        if not var.startswith(ENV_PREFIX) or var in known or not environ[var].strip():
+            continue
+        close = difflib.get_close_matches(var, known, n=1, cutoff=0.85)
+        if close:
+            raise ConfigError("", f"{var} is not a setting; did you mean {close[0]}?")
+
+
 def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     """Parse `argv` over the VERIFY_* values in `environ`; flags (even repeatable) replace env."""
     namespace = build_parser().parse_args(list(argv))
+    _check_misspelled(environ)
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         with _using_environ(environ):

@@ -48,7 +48,14 @@ def test_yaml_json_and_base64_content_all_decode_to_a_kubeconfig() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    ["", "just-a-word", "key: [unclosed\n  token: " + TOKEN, "bm90IGEga3ViZWNvbmZpZw==", "\x80x", "kübeconfig"],
+    [
+        "",
+        "just-a-word",
+        "key: [unclosed\n  token: " + TOKEN,
+        "bm90IGEga3ViZWNvbmZpZw==",
+        "\x80x",
+        "kübeconfig",
+    ],
 )
 def test_bad_content_is_rejected_without_quoting_it(data: str) -> None:
     with pytest.raises(credentials.KubeconfigDataError) as info:

@@ -226,3 +226,17 @@ def test_restart_key_changes_with_the_template_or_a_source_version() -> None:
     assert key == restart_key(template=json.loads(json.dumps(template)), sources=list(reversed(sources)))
     assert key != restart_key(template=template, sources=[("secret", "web", "uid-1", "11")])
     assert key != restart_key(template={**template, "spec": {"x": 1}}, sources=sources)
+
+
+@pytest.mark.parametrize(
+    ("var", "meant"), [("VERIFY_EXPECT_ENVS", "VERIFY_EXPECT_ENV"), ("VERIFY_TARGET", "VERIFY_TARGETS")]
+)
+def test_a_misspelled_setting_variable_is_an_error_not_silence(var: str, meant: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_job(argv=["--deployment", "web"], environ={var: "x"})
+    assert str(info.value) == f"{var} is not a setting; did you mean {meant}?"
+
+
+def test_other_tools_verify_variables_are_left_alone() -> None:
+    job = load_job(argv=["--deployment", "web"], environ={"VERIFY_SSL": "false", "VERIFY_TOKEN_URL": "x"})
+    assert [str(t.ref) for t in job.targets] == ["deployment/web"]

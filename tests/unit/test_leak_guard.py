@@ -25,7 +25,9 @@ def test_masking_lines_are_exempt_and_clean_output_passes() -> None:
 
 
 def test_a_traceback_is_caught() -> None:
-    assert leaks("Traceback (most recent call last):\n  File x\n", set()) == ["rollout-verify printed a traceback"]
+    assert leaks("Traceback (most recent call last):\n  File x\n", set()) == [
+        "rollout-verify printed a traceback"
+    ]
 
 
 def test_kubeconfig_credentials_are_found() -> None:

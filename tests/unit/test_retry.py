@@ -43,9 +43,22 @@ def test_authorization_denials_and_other_403s_are_final(message: str) -> None:
     assert not retry.retryable(403, message)
 
 
-@pytest.mark.parametrize(("status", "expected"), [(500, True), (502, True), (503, True), (504, True),
-                                                  (429, True), (400, False), (401, False), (404, False),
-                                                  (409, False), (410, False), (422, False)])
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (500, True),
+        (502, True),
+        (503, True),
+        (504, True),
+        (429, True),
+        (400, False),
+        (401, False),
+        (404, False),
+        (409, False),
+        (410, False),
+        (422, False),
+    ],
+)
 def test_status_codes(status: int, expected: bool) -> None:
     assert retry.retryable(status, "the server is currently unable to handle the request") is expected
 
@@ -91,14 +104,23 @@ def test_call_does_not_retry_other_errors() -> None:
 
 def _handshake(code: int, reason: str, message: str, headers: str = "") -> str:
     """websocket-client's handshake error text: status, headers, body."""
-    body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code})
+    body = json.dumps(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code}
+    )
     return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- b'{body}'"
 
 
 def test_refused_exec_upgrades_follow_the_same_policy() -> None:
-    assert handshake_retry(_handshake(503, "Service Unavailable", "the server is currently unable to handle the request")) == (True, None)
-    assert handshake_retry(_handshake(429, "Too Many Requests", "slow down", ", 'retry-after': '2'")) == (True, 2.0)
-    assert handshake_retry(_handshake(403, "Forbidden", 'pods "p" is forbidden: not yet ready to handle request'))[0]
+    assert handshake_retry(
+        _handshake(503, "Service Unavailable", "the server is currently unable to handle the request")
+    ) == (True, None)
+    assert handshake_retry(_handshake(429, "Too Many Requests", "slow down", ", 'retry-after': '2'")) == (
+        True,
+        2.0,
+    )
+    assert handshake_retry(
+        _handshake(403, "Forbidden", 'pods "p" is forbidden: not yet ready to handle request')
+    )[0]
     assert handshake_retry("[Errno 111] Connection refused")[0]  # no answer at all
     # states and decisions are final: asking again cannot change them
     assert not handshake_retry(_handshake(500, "Internal Server Error", 'container not found ("app")'))[0]
@@ -109,11 +131,16 @@ def test_refused_exec_upgrades_follow_the_same_policy() -> None:
 
 def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body() -> None:
     text = _handshake(
-        502, "Bad Gateway", "error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused",
+        502,
+        "Bad Gateway",
+        "error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused",
         ", 'set-cookie': 'session=topsecret-cookie-value'",
     )
     err = classify_handshake(text, namespace="ns", pod="p", container="c")
-    assert err.reason == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
+    assert (
+        err.reason
+        == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
+    )
     assert "topsecret" not in err.reason and "Handshake" not in err.reason
 
 
@@ -121,8 +148,12 @@ def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> 
     from verify.kube import MAX_MESSAGE, status_message
 
     body = json.dumps(
-        {"kind": "Status", "message": "line one\nline two\x1b[31m " + "x" * 5000, "reason": "Invalid",
-         "details": {"causes": [{"message": "the-whole-object-and-its-secret-data"}]}}
+        {
+            "kind": "Status",
+            "message": "line one\nline two\x1b[31m " + "x" * 5000,
+            "reason": "Invalid",
+            "details": {"causes": [{"message": "the-whole-object-and-its-secret-data"}]},
+        }
     )
     msg, reason = status_message(body, "HTTP 422")
     assert msg.startswith("line one line two?[31m x") and msg.endswith("...") and len(msg) == MAX_MESSAGE
