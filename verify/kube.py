@@ -104,9 +104,12 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
             verify.load_cert_chain(cfg.cert_file, cfg.key_file)
     except (OSError, ValueError) as e:
         raise _unloadable(e) from None
-    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
+    # HTTP checks take up to `concurrency` connections; each of up to 16 workloads verified at
+    # once holds one watch and makes one REST call at a time
+    limits = httpx.Limits(max_connections=concurrency + 20, max_keepalive_connections=concurrency + 20)
+    watch_limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
 
-    def rest_client() -> httpx.Client:
+    def rest_client(limits: httpx.Limits) -> httpx.Client:
         return httpx.Client(
             auth=_ConfigAuth(cfg),
             base_url=cfg.host,
@@ -117,7 +120,11 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
         )
 
     return Connection(
-        host=cfg.host, namespace=namespace, configuration=cfg, http=rest_client(), watch_http=rest_client()
+        host=cfg.host,
+        namespace=namespace,
+        configuration=cfg,
+        http=rest_client(limits),
+        watch_http=rest_client(watch_limits),
     )
 
 
