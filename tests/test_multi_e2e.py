@@ -4,6 +4,7 @@ through the real CLI against kubesim."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tests.conftest import Kubectl
@@ -226,3 +227,30 @@ def test_restart_record_is_one_patch_with_the_restart(
     assert record_at == restarted_at
     assert patches(cluster) == 1
     assert json.dumps(out.report).count("restarted_by_earlier_run") == 1
+
+
+def test_many_workloads_share_one_exec_budget_and_do_not_starve_each_other(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    names = [f"svc{i}" for i in range(8)]
+    for name in names:
+        cluster.apply(deployment(name, replicas=1))
+    cluster.reset_counts()
+    started = time.monotonic()
+    out = run_verify(
+        "--target",
+        ",".join(f"deployment/{n}" for n in names),
+        "--expect-env",
+        "PATH",
+        "--concurrency",
+        "1",
+        "--timeout",
+        "60s",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 0, out.everything
+    assert time.monotonic() - started < 30
+    assert out.report is not None and len(out.report["workloads"]) == 8
+    assert cluster.requests[("create", "pods/exec")] == 8
+    assert cluster.requests[("watch", "deployments")] <= 8
