@@ -92,27 +92,18 @@ def deployment(
     containers: list[dict[str, Any]] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    app: dict[str, Any] = {"name": "app", "image": image, "command": command or ["sleep", "3600"]}
-    if env:
-        app["env"] = env
-    if env_from:
-        app["envFrom"] = env_from
-    if mounts:
-        app["volumeMounts"] = mounts
-    pod_spec: dict[str, Any] = {"terminationGracePeriodSeconds": 1, "containers": [app, *(containers or [])]}
-    if volumes:
-        pod_spec["volumes"] = volumes
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
-            **spec,
-        },
-    }
+    return _workload(
+        "Deployment",
+        name,
+        image=image,
+        command=command,
+        env=env,
+        env_from=env_from,
+        volumes=volumes,
+        mounts=mounts,
+        containers=containers,
+        spec={"replicas": replicas, **spec},
+    )
 
 
 def http_app_container(
