@@ -6,6 +6,7 @@ are present, never their values."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.conftest import Kubectl
@@ -186,3 +187,30 @@ def test_missing_pods_proxy_permission_fails_at_once_without_a_restart(
     assert out.code == 1, out.everything
     assert "missing RBAC rule `get pods/proxy`" in out.stdout
     assert cluster.requests[("patch", "deployments")] == 0
+
+
+def test_an_answer_that_never_ends_is_cut_at_the_exec_timeout(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(http_app_deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    started = time.monotonic()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--no-from-spec",
+        "--expect-http",
+        "8080/trickle",
+        "--exec-timeout",
+        "2s",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert out.code == 1, out.everything
+    assert elapsed < 2 + 5, elapsed
+    assert out.report is not None
+    (pod,) = out.report["workloads"][0]["attempts"][0]["pods"]
+    assert pod["status"] == "uninspectable"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.conftest import Kubectl
 from tests.helpers import deployment, run_verify, secret
+from tests.kubesim.auth import Rule
 from tests.kubesim.cluster import Cluster
 
 PLANTED = "s3cr3t-multi-planted-9c1e"
@@ -254,3 +256,61 @@ def test_many_workloads_share_one_exec_budget_and_do_not_starve_each_other(
     assert out.report is not None and len(out.report["workloads"]) == 8
     assert cluster.requests[("create", "pods/exec")] == 8
     assert cluster.requests[("watch", "deployments")] <= 8
+
+
+def test_a_workload_named_with_and_without_its_namespace_is_refused_before_any_patch(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    config = tmp_path / "verify.yaml"
+    config.write_text("targets:\n  - target: deployment/web\n    namespace: default\n")
+    out = run_verify(
+        "--target", "deployment/web", "--config", str(config), "--expect-env", "NOPE",
+        kubeconfig=kubeconfig, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 2, out.everything
+    assert "deployment/web in namespace default is named twice" in out.stderr
+    assert patches(cluster) == 0
+
+
+def test_two_runs_at_once_restart_the_workload_only_once(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2))
+    cluster.wait_rollout("web")
+    cluster.knobs.exec_latency = 1.0  # both runs are inspecting before either restarts
+    args = ("--deployment", "web", "--expect-env", "NOPE", "--timeout", "60s")
+    with ThreadPoolExecutor(2) as pool:
+        runs = [
+            pool.submit(run_verify, *args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i))
+            for i in range(2)
+        ]
+        outs = [r.result() for r in runs]
+    assert [o.code for o in outs] == [1, 1], [o.everything for o in outs]
+    revision = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"][
+        "deployment.kubernetes.io/revision"
+    ]
+    assert revision == "2"  # one restart, not two
+    assert sum("another run of rollout-verify restarted it meanwhile" in o.stderr for o in outs) == 1
+    assert sum(bool(o.report and o.report["restarted"]) for o in outs) == 1
+
+
+def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    token = cluster.add_user(
+        "system:serviceaccount:default:verifier",
+        [
+            Rule.of(["get", "list", "watch"], ["deployments", "replicasets"], "apps"),
+            Rule.of(["get", "list", "watch"], ["pods"]),
+            Rule.of(["create"], ["pods/exec"]),
+        ],
+    )
+    kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
+    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    assert 'cannot patch resource "deployments"' in out.stdout
+    assert out.report is not None and out.report["restarted"] is False
+    (wl,) = out.report["workloads"]
+    assert wl["restarted"] is False
+    assert "lacks env NOPE" in out.stdout  # the failing pods stay the verdict

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NoReturn
+from urllib.parse import unquote
 
 from pydantic import (
     BaseModel,
@@ -132,7 +133,14 @@ def _one_line(text: str) -> str:
 
 def _split_list(value: Any, *, newline_only: bool) -> list[Any]:
     """Split env strings (and each CLI item) on newlines, and on commas unless `newline_only`."""
-    items = [value] if isinstance(value, str) else list(value or [])
+    if value is None:
+        items: list[Any] = []
+    elif isinstance(value, str):
+        items = [value]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise ValueError(f"{value!r} is not a text or a list of texts")
     out: list[Any] = []
     for item in items:
         if not isinstance(item, str):
@@ -240,6 +248,12 @@ def http_check(
         raise ValueError(f'"{shown}" has no valid port "{port}"; {_HTTP_HINT}')
     if not isinstance(path, str) or not path.startswith("/") or any(c.isspace() or ord(c) < 32 for c in path):
         raise ValueError(f'"{shown}" has an invalid path "{path}"; use an absolute path without spaces')
+    segments = unquote(path.partition("?")[0]).replace("\\", "/").split("/")
+    if any(seg in (".", "..") for seg in segments):
+        # the URL would be normalised out of the pod proxy and onto another API path
+        raise ValueError(
+            f'"{shown}" has a "." or ".." segment in its path; name the path as the app serves it'
+        )
     try:
         code = int(status) if not isinstance(status, bool) else 0
     except (TypeError, ValueError):
@@ -260,7 +274,12 @@ def http_check(
     if field and equals is None and not cm:
         raise ValueError(f'"{shown}" names JSON field "{field}" but no expected value; add equals')
     if equals is not None:
-        equals_text = json.dumps(equals, sort_keys=True)
+        try:
+            equals_text = json.dumps(equals, sort_keys=True)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f'"{shown}" compares with {equals!r}, which is not a JSON value; quote it'
+            ) from None
     if cm:
         name, slash, key = cm.partition("/")
         if not slash or not valid_name(name) or not key or not _OBJECT_KEY.match(key):
@@ -782,15 +801,19 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
             specs = load_targets(path=settings.config)
         except ConfigFileError as e:
             raise ConfigError("config", str(e)) from None
-        named = {(p.ref.kind, p.ref.name, p.namespace) for p in plans}
+
+        def key(p: TargetPlan) -> tuple[str, str, str | None]:
+            return (p.ref.kind, p.ref.name, p.namespace or settings.namespace)
+
+        named = {key(p) for p in plans}
         for spec in specs:
             plan = plan_target(settings=settings, ref=spec.target, spec=spec)
-            if (plan.ref.kind, plan.ref.name, plan.namespace) in named:
+            if key(plan) in named:
                 raise ConfigError(
                     "config",
                     f"{settings.config}: {plan.ref} is also named by --target/--deployment; name it once",
                 )
-            named.add((plan.ref.kind, plan.ref.name, plan.namespace))
+            named.add(key(plan))
             plans.append(plan)
     if not plans and settings.selector is None:
         raise ConfigError(

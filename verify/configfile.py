@@ -41,17 +41,21 @@ class ConfigFileError(Exception):
 Path = tuple[Any, ...]
 
 
-def _lines(node: yaml.Node, path: Path, out: dict[Path, int]) -> None:
-    """Record the line of every key and list item, so errors can point into the file."""
+def _lines(node: yaml.Node, path: Path, out: dict[Path, int], seen: set[int]) -> None:
+    """Record the line of every key and list item, so errors can point into the file. An
+    aliased node is walked once (anchors repeated by aliases cannot blow this up)."""
     out.setdefault(path, node.start_mark.line + 1)
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             sub = (*path, str(key.value))
             out[sub] = key.start_mark.line + 1
-            _lines(value, sub, out)
+            _lines(value, sub, out, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _lines(item, (*path, i), out)
+            _lines(item, (*path, i), out, seen)
 
 
 def _line_of(lines: dict[Path, int], path: Path) -> int:
@@ -77,6 +81,8 @@ def load_targets(*, path: str) -> list[TargetSpec]:
         data = yaml.safe_load(text)
     except UnicodeDecodeError:
         raise ConfigFileError(f"{path}: is not UTF-8 text") from None
+    except RecursionError:
+        raise ConfigFileError(f"{path}: is nested too deeply; is it the right file?") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else path
@@ -84,7 +90,7 @@ def load_targets(*, path: str) -> list[TargetSpec]:
         raise ConfigFileError(f"{where}: {problem}; fix the YAML syntax") from None
     lines: dict[Path, int] = {}
     if node is not None:
-        _lines(node, (), lines)
+        _lines(node, (), lines, set())
 
     def fail(at: Path, message: str) -> ConfigFileError:
         return ConfigFileError(f"{path}:{_line_of(lines, at)}: {message}")
@@ -115,6 +121,8 @@ def load_targets(*, path: str) -> list[TargetSpec]:
             raise fail(at, f"{label}: has no target; add target: KIND/NAME, e.g. deployment/web")
         try:
             specs.append(TargetSpec(**fields))
+        except RecursionError:
+            raise fail(at, f"{label}: is nested too deeply") from None
         except ValidationError as exc:
             loc, message = error_message(exc)
             field = str(loc[0]) if loc else ""

@@ -9,9 +9,11 @@ never kept: only the status and, when asked, one JSON field.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +24,8 @@ from verify.kube import Connection, status_message
 from verify.model import HttpExpectation, HttpObservation, PodTarget, Uninspectable
 
 MAX_BODY = 1024 * 1024  # a JSON field is looked for in the first MiB only
+# the authorizer's denial of the proxy subresource itself (anything else forbidden is the app's)
+_PROXY_DENIED = re.compile(r'is forbidden: User ".*" cannot \w+ resource "pods/proxy"')
 
 
 def proxy_path(*, namespace: str, pod: str, check: HttpExpectation) -> str:
@@ -33,17 +37,30 @@ def proxy_path(*, namespace: str, pod: str, check: HttpExpectation) -> str:
     return f"{url}?{query}" if query else url
 
 
-def _api_status(resp: httpx.Response) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Answer:
+    """What came back: the status, and at most MAX_BODY bytes of the body."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+
+def _api_status(answer: Answer) -> dict[str, Any] | None:
     """The API server's own Status (a proxy failure), as opposed to anything the pod sent."""
-    if not resp.headers.get("content-type", "").startswith("application/json"):
+    if not answer.content_type.startswith("application/json"):
         return None
     try:
-        data = json.loads(resp.content[:MAX_BODY])
+        data = json.loads(answer.body)
     except ValueError:
         return None
     if isinstance(data, dict) and data.get("kind") == "Status" and data.get("apiVersion") == "v1":
         return data
     return None
+
+
+class _TooSlow(Exception):
+    pass
 
 
 def field_value(body: bytes, field: str) -> str | None:
@@ -77,22 +94,35 @@ class Prober:
         # one budget of parallel calls for the whole run, however many workloads check at once
         self._slots = threading.BoundedSemaphore(concurrency)
 
-    def _once(self, path: str, budget: retry.Deadline) -> httpx.Response:
+    def _once(self, path: str, budget: retry.Deadline) -> Answer:
         with self._lock:
             self.requests += 1
         try:
-            resp = self.connection.http.get(
+            with self.connection.http.stream(
+                "GET",
                 path,
                 timeout=max(0.1, min(self.timeout, budget.remaining())),
                 headers={"Accept": "*/*"},
-            )
+            ) as resp:
+                # a streaming or trickling endpoint must not outlast the check's budget
+                body = bytearray()
+                for chunk in resp.iter_bytes():
+                    if body and budget.expired:
+                        raise _TooSlow
+                    body += chunk
+                    if len(body) >= MAX_BODY:
+                        break
+                answer = Answer(
+                    resp.status_code, resp.headers.get("content-type", ""), bytes(body[:MAX_BODY])
+                )
         except httpx.TransportError as e:
             raise retry.Transient(f"cannot reach the API server: {type(e).__name__}") from None
-        status = _api_status(resp)
-        if status is not None and retry.retryable_status(resp.status_code):
-            msg, _ = status_message(resp.content, f"HTTP {resp.status_code}")
+        except _TooSlow:
+            raise retry.Transient("the answer did not end within --exec-timeout") from None
+        if _api_status(answer) is not None and retry.retryable_status(answer.status):
+            msg, _ = status_message(answer.body, f"HTTP {answer.status}")
             raise retry.Transient(msg)
-        return resp
+        return answer
 
     def check_pod(self, *, namespace: str, pod: PodTarget, check: HttpExpectation) -> HttpObservation:
         with self._slots:
@@ -106,19 +136,29 @@ class Prober:
             )
         budget = retry.Deadline(seconds)
         path = proxy_path(namespace=namespace, pod=pod.name, check=check)
+        reasons: list[str] = []
+
+        def attempt() -> Answer:
+            try:
+                return self._once(path, budget)
+            except retry.Transient as e:
+                reasons.append(str(e))
+                raise
+
         try:
-            resp = retry.call(lambda: self._once(path, budget), deadline=budget)
+            answer = retry.call(attempt, deadline=budget)
         except retry.Transient as e:
+            # the proxy's own reason (connection refused) says more than the last attempt's timeout
+            why = next((r for r in reasons if "Timeout" not in r and "did not end" not in r), str(e))
             return HttpObservation(
                 check,
                 error=Uninspectable(
-                    "unreachable", f"port {check.port} unreachable through the pod proxy: {e}", False
+                    "unreachable", f"port {check.port} unreachable through the pod proxy: {why}", False
                 ),
             )
-        status = _api_status(resp)
-        if status is not None and resp.status_code >= 400:
-            msg, _ = status_message(resp.content, f"HTTP {resp.status_code}")
-            if resp.status_code == 403:
+        if _api_status(answer) is not None and answer.status >= 400:
+            msg, _ = status_message(answer.body, f"HTTP {answer.status}")
+            if answer.status == 403 and _PROXY_DENIED.search(msg):
                 return HttpObservation(
                     check,
                     error=Uninspectable(
@@ -127,18 +167,20 @@ class Prober:
                         True,
                     ),
                 )
-            if resp.status_code == 404 and msg == f'pods "{pod.name}" not found':
+            if answer.status == 404 and msg == f'pods "{pod.name}" not found':
                 return HttpObservation(
                     check, error=Uninspectable("pod_gone", f"pod {pod.name} no longer exists", False)
                 )
-            return HttpObservation(
-                check,
-                error=Uninspectable(
-                    "unreachable", f"the pod proxy refused (HTTP {resp.status_code}): {msg[:200]}", False
-                ),
-            )
-        value = field_value(resp.content, check.field) if check.field else None
-        return HttpObservation(check, status=resp.status_code, value=value)
+            if answer.status == 400 and msg in ("address not allowed", f'invalid pod request "{pod.name}"'):
+                return HttpObservation(
+                    check,
+                    error=Uninspectable(
+                        "unreachable", f"the pod proxy refused (HTTP {answer.status}): {msg[:200]}", False
+                    ),
+                )
+            # any other Status-shaped answer came from what listens on the port: the app's own
+        value = field_value(answer.body, check.field) if check.field else None
+        return HttpObservation(check, status=answer.status, value=value)
 
     def check(
         self, *, namespace: str, pods: Sequence[PodTarget], checks: Sequence[HttpExpectation]

@@ -313,10 +313,21 @@ def select_statefulset_pods(
     revision = _str(_dict(statefulset, "status"), "updateRevision")
     if not revision:
         return PodSelection("", "", "", (), (f"{label}: has no update revision yet",))
-    targets = _pods_of(
-        pods, owner_uid=_str(meta, "uid"), label=REVISION_HASH_LABEL, value=revision, containers=containers
-    )
     replicas, partition = _replicas(statefulset), _partition(statefulset)
+    prefix = f"{_str(meta, 'name')}-"
+    # only ordinals at or above the partition are this rollout's: the ones below may sit at the
+    # update revision too (a fresh StatefulSet), but a partition says they need not
+    targets = tuple(
+        t
+        for t in _pods_of(
+            pods,
+            owner_uid=_str(meta, "uid"),
+            label=REVISION_HASH_LABEL,
+            value=revision,
+            containers=containers,
+        )
+        if t.name.removeprefix(prefix).isdigit() and int(t.name.removeprefix(prefix)) >= partition
+    )
     wanted = max(0, replicas - partition)
     permanent = _unknown_containers(
         label, revision, _dict(statefulset, "spec", "template", "spec"), containers

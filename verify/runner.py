@@ -100,7 +100,8 @@ class Shared:
 
 @dataclass
 class Run:
-    """Mutable state of one workload's verification; `restarts` is checked before any patch."""
+    """Mutable state of one workload's verification; `restart_sent` is checked before any patch,
+    `restarts` counts the patches the API server accepted (or may have)."""
 
     shared: Shared
     plan: TargetPlan
@@ -108,6 +109,7 @@ class Run:
     label: str
     log: Log
     restarts: int = 0
+    restart_sent: bool = False
     prior_restart: str = ""  # when an earlier run already restarted this revision, its time
     attempts: list[AttemptVerdict] = field(default_factory=list)
     sources: dict[Ref, SourceVersion] = field(default_factory=dict)
@@ -359,10 +361,16 @@ def _annotations(obj: dict[str, Any]) -> dict[str, str]:
     return (obj.get("metadata") or {}).get("annotations") or {}
 
 
+RESTART_CONFLICTS = 5  # a workload's resourceVersion moves with every status write
+
+
 def restart(run: Run, obj: dict[str, Any]) -> None:
     """What `kubectl rollout restart` sends, plus a record of it on the workload so a retried
-    job verifying the same revision does not restart it again; refuses a second call."""
-    if run.restarts >= 1:
+    job verifying the same revision does not restart it again; refuses a second call.
+
+    The patch carries the workload's resourceVersion: if anything changed it meanwhile (another
+    run restarting it too), the API server answers 409 and the record is read again first."""
+    if run.restart_sent:
         raise RuntimeError("a restart was already issued in this run")
     ref = run.plan.ref
     if obj.get("spec", {}).get("paused"):
@@ -370,21 +378,55 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             f"deployments.apps/{ref.name} can't restart paused deployment (run rollout resume first)",
             status=409,
         )
-    now = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
-    template = json.loads(json.dumps(obj.get("spec", {}).get("template") or {}))
-    template.setdefault("metadata", {}).setdefault("annotations", {})[RESTARTED_AT] = now
-    key = restart_key(template=template, sources=run.sources.values())
-    body = {
-        "metadata": {"annotations": {RESTART_RECORD: key, RESTART_RECORD_AT: now}},
-        "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
-    }
-    run.restarts += 1
-    run.api.patch(
-        api_path(kind=ref.kind, namespace=run.namespace, name=ref.name),
-        body,
-        "application/strategic-merge-patch+json",
+    run.restart_sent = True
+    path = api_path(kind=ref.kind, namespace=run.namespace, name=ref.name)
+    for _ in range(RESTART_CONFLICTS):
+        now = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
+        template = json.loads(json.dumps(obj.get("spec", {}).get("template") or {}))
+        template.setdefault("metadata", {}).setdefault("annotations", {})[RESTARTED_AT] = now
+        body = {
+            "metadata": {
+                "resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", ""),
+                "annotations": {
+                    RESTART_RECORD: restart_key(template=template, sources=run.sources.values()),
+                    RESTART_RECORD_AT: now,
+                },
+            },
+            "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
+        }
+        try:
+            run.api.patch(path, body, "application/strategic-merge-patch+json")
+        except kube.KubeError as e:
+            if e.status >= 500 or e.status == 0:
+                run.restarts += 1  # it may have been applied before the server failed to answer
+                raise
+            if e.status != 409:
+                raise
+            obj = run.api.get(path)
+            if _restarted_for_this(run, obj):
+                run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "another run"
+                run.log(
+                    f"{run.label}: another run of rollout-verify restarted it meanwhile "
+                    f"({run.prior_restart}); it will not be restarted again"
+                )
+                return
+            continue
+        run.restarts += 1
+        run.log(f"{run.label}: restarted (once), waiting for the new rollout")
+        return
+    raise kube.KubeError(
+        f"{ref.kind} {ref.name} kept changing while the restart was sent "
+        f"({RESTART_CONFLICTS} conflicts); not restarted",
+        status=409,
     )
-    run.log(f"{run.label}: restarted (once), waiting for the new rollout")
+
+
+def _restarted_for_this(run: Run, obj: dict[str, Any]) -> bool:
+    """Does the workload's restart record name its current template and sources?"""
+    record = _annotations(obj).get(RESTART_RECORD)
+    return bool(record) and record == restart_key(
+        template=obj.get("spec", {}).get("template") or {}, sources=run.sources.values()
+    )
 
 
 def _rollout_failure(run: Run, exc: RolloutNotComplete) -> str:
@@ -431,18 +473,14 @@ def verify_workload(
             log(f"{label}: waiting for the rollout in namespace {namespace}")
             obj = wait_for_rollout(api=api, namespace=namespace, name=ref.name, kind=ref.kind)
             verdict = attempt(run, obj)
-            if not run.attempts and run.restarts == 0:
-                record = _annotations(obj).get(RESTART_RECORD)
-                if record and record == restart_key(
-                    template=obj.get("spec", {}).get("template") or {}, sources=run.sources.values()
-                ):
-                    run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "an earlier run"
-                    log(
-                        f"{label}: an earlier run of rollout-verify already restarted this revision "
-                        f"({run.prior_restart}); it will not be restarted again"
-                    )
+            if not run.attempts and not run.restart_sent and _restarted_for_this(run, obj):
+                run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "an earlier run"
+                log(
+                    f"{label}: an earlier run of rollout-verify already restarted this revision "
+                    f"({run.prior_restart}); it will not be restarted again"
+                )
             run.attempts.append(verdict)
-            done = run.restarts + (1 if run.prior_restart else 0)
+            done = 1 if run.restart_sent or run.prior_restart else 0
             decision = decide(verdict=verdict, restarts_done=done, restart_mode=plan.restart)
             if decision.action == "pass":
                 return result("passed", EXIT_OK, decision.reason)
@@ -539,6 +577,19 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             result="error", exit_code=EXIT_UNREADABLE, restarted=False, workloads=(), message=msg
         )
     work = [(p, p.namespace or default_ns) for p in plans]
+    seen: set[tuple[str, str, str]] = set()
+    for p, ns in work:
+        if (p.ref.kind, p.ref.name, ns) in seen:
+            # one workload twice would get two restarts: refuse before anything is sent
+            msg = (
+                f"--config: {p.ref} in namespace {ns} is named twice (with and without its "
+                "namespace); name it once (VERIFY_CONFIG)"
+            )
+            logs.run(f"error: {msg}")
+            return RunResult(
+                result="error", exit_code=EXIT_CONFIG, restarted=False, workloads=(), message=msg
+            )
+        seen.add((p.ref.kind, p.ref.name, ns))
     labels = [_label(p, ns, default_ns) for p, ns in work]
     logs.begin(labels)
 

@@ -39,6 +39,8 @@ def test_http_checks_parse_port_path_and_status(text: str, port: int, path: str,
         ("http/x", "no valid port"),
         ("8080/a b", "invalid path"),
         ("8080/x=999", "invalid status"),
+        ("8080/../../secrets/web", '"." or ".." segment'),
+        ("8080/a/%2E%2E/b", '"." or ".." segment'),
     ],
 )
 def test_bad_http_checks_are_one_line_config_errors(text: str, needle: str) -> None:
@@ -130,6 +132,19 @@ def test_config_targets_override_run_level_expectations_field_by_field(tmp_path:
         (
             "targets:\n  - target: deployment/web\n    restart: always\n",
             ':3: targets[0] (deployment/web): restart: "always" is not a restart mode',
+        ),
+        (
+            "targets:\n  - target: deployment/web\n    expect-env: 5\n",
+            "expect-env: 5 is not a text or a list",
+        ),
+        ("targets:\n  - target: deployment/web\n    containers: true\n", "containers: True is not a text"),
+        (
+            "targets:\n  - target: deployment/web\n    expect-http: [{port: 1, path: /v, json: {field: d, equals: 2024-01-01}}]\n",
+            "which is not a JSON value; quote it",
+        ),
+        (
+            "targets:\n  - target: deployment/web\n    expect-env: " + "[" * 3000 + "]" * 3000 + "\n",
+            "nested too deeply",
         ),
         (
             "targets:\n  - target: deployment/web\n    namespace: Prod\n",

@@ -176,6 +176,14 @@ def test_statefulset_selection_takes_only_the_update_revision_above_the_partitio
     assert sel.problems == ("statefulset db: expected 2 pods of revision db-new, found 1",)
 
 
+def test_a_fresh_partitioned_statefulset_checks_only_the_ordinals_above_the_partition() -> None:
+    # created with partition 2: every pod starts at the update revision, only db-2 is "new"
+    obj = sts(partition=2, readyReplicas=3, updatedReplicas=3, updateRevision="db-a", currentRevision="db-a")
+    pods = [pod(f"db-{i}", "sts-uid", {"controller-revision-hash": "db-a"}) for i in range(3)]
+    sel = select_statefulset_pods(statefulset=obj, pods=pods)
+    assert [p.name for p in sel.pods] == ["db-2"] and sel.problems == ()
+
+
 def test_statefulset_partition_covering_every_replica_leaves_nothing_to_verify() -> None:
     obj = sts(partition=3, readyReplicas=3, updateRevision="db-new")
     sel = select_statefulset_pods(statefulset=obj, pods=[])

@@ -8,6 +8,7 @@ Endpoints:
   GET /config   JSON {"pod", "config_version", "feature_credential", "required", "missing"}:
                 200, or 503 when a key named in REQUIRED_ENV is absent. It reports only whether
                 env keys are present, never a value.
+  GET /trickle  200, then one byte every 200 ms for a minute: an app that never finishes answering.
   *   /echo     JSON of the request as received (method, path, query, headers, body), for proxy tests.
 
 Env (argv[1] overrides PORT):
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -90,6 +92,19 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/config" and self.command in ("GET", "HEAD"):
             status, body = config_report()
             self._json(status, body)
+        elif url.path == "/trickle":
+            # a stuck app: the headers, then a byte every 200 ms for a minute
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for _ in range(300):
+                try:
+                    self.wfile.write(b".")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.2)
         else:
             self._send(404, b"404 page not found\n", "text/plain; charset=utf-8")
 
