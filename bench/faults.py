@@ -44,11 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rv-faults-") as tmp:
         root = Path(tmp)
-        print(f"{'scenario':<12} {'seed':>4}  {'verdict':<30} {'faults injected':<28} {'requests':>8} {'seconds':>7}")
+        print(
+            f"{'scenario':<12} {'seed':>4}  {'verdict':<30} {'faults injected':<28} {'requests':>8} {'seconds':>7}"
+        )
         for sc in chosen:
             base = run_fresh(sc, seed=None, workdir=root / f"{sc.name}-base")
             mark = "" if base.verdict == sc.expected else f"  EXPECTED {sc.expected}"
-            print(f"{sc.name:<12} {'none':>4}  {base.verdict!s:<30} {'-':<28} {base.requests:>8} {base.seconds:>7.2f}{mark}")
+            print(
+                f"{sc.name:<12} {'none':>4}  {base.verdict!s:<30} {'-':<28} {base.requests:>8} {base.seconds:>7.2f}{mark}"
+            )
             changed += base.verdict != sc.expected
             runs: list[Run] = []
             for seed in seeds:

@@ -26,6 +26,7 @@ from tests.helpers import REPO, configmap, deployment
 from tests.kubesim.cluster import Cluster, Knobs
 
 KUBECTL = "/usr/bin/kubectl"
+LAST_CPU = [0.0]
 GATE = r"""
 for pod in $(kubectl get pods -l app=web -o name)
 do
@@ -39,7 +40,8 @@ done
 
 
 def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, str]:
-    """(wall seconds, exit code, peak RSS in KiB, stdout) of one child process."""
+    """(wall seconds, exit code, peak RSS in KiB, stdout) of one child process; its CPU seconds
+    are left in LAST_CPU."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
@@ -47,6 +49,7 @@ def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, str
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     return wall, proc.returncode, usage.ru_maxrss, out
 
@@ -96,7 +99,11 @@ def throughput(pods: int, latency: float, concurrency: int, tmp: Path) -> dict[s
         env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
         web(cluster, pods)
         cluster.reset_counts()
+        own0, kids0 = time.process_time(), _children_cpu()
         b_wall, b_code, b_rss, _ = run_child(verify_cmd(kc, concurrency), env)
+        b_cpu = LAST_CPU[0]
+        # kubesim runs in this process; the processes its execs start are its reaped children
+        sim_cpu = time.process_time() - own0 + _children_cpu() - kids0 - b_cpu
         b_requests = cluster.requests.total()
         b_execs = cluster.requests[("create", "pods/exec")]
         a_wall, _, _, a_out = run_child(["bash", "-c", GATE], env)
@@ -111,10 +118,19 @@ def throughput(pods: int, latency: float, concurrency: int, tmp: Path) -> dict[s
         "c": c,
         "b_code": b_code,
         "b_rss_mib": b_rss / 1024,
+        "b_cpu": b_cpu,
+        "sim_cpu": sim_cpu,
         "requests": b_requests,
         "execs": b_execs,
         "gate_present": present,
     }
+
+
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def rss_only(pods: int, concurrency: int, tmp: Path) -> tuple[float, int, float]:
@@ -217,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"API requests: {r['requests']} total, {r['execs']} execs for {r['pods']} containers, "
             f"{r['requests'] - r['execs']} others -> {r['requests'] / r['pods']:.3f} per pod"
+        )
+        cores = os.cpu_count() or 1
+        print(
+            f"CPU during (b): rollout-verify {r['b_cpu']:.2f} s, kubesim {r['sim_cpu']:.2f} s (with the "
+            f"processes its execs start) on {cores} cores: that CPU alone needs at least "
+            f"{(r['b_cpu'] + r['sim_cpu']) / cores:.2f} s of wall time; the limit (c) counts none"
         )
         print(f"peak RSS of rollout-verify at {r['pods']} pods: {r['b_rss_mib']:.1f} MiB")
         if args.rss_pods:
