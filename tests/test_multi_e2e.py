@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import Kubectl
 from tests.helpers import deployment, run_verify, secret
 from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster
+from tests.kubesim.cluster import Cluster, Fault
 
 PLANTED = "s3cr3t-multi-planted-9c1e"
 
@@ -291,7 +291,8 @@ def test_two_runs_at_once_restart_the_workload_only_once(
         "deployment.kubernetes.io/revision"
     ]
     assert revision == "2"  # one restart, not two
-    assert sum("another run of rollout-verify restarted it meanwhile" in o.stderr for o in outs) == 1
+    # the other run saw the record: while sending its own patch (409) or, if it started late, at once
+    assert sum("it will not be restarted again" in o.stderr for o in outs) == 1
     assert sum(bool(o.report and o.report["restarted"]) for o in outs) == 1
 
 
@@ -314,3 +315,19 @@ def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_pa
     (wl,) = out.report["workloads"]
     assert wl["restarted"] is False
     assert "lacks env NOPE" in out.stdout  # the failing pods stay the verdict
+
+
+def test_a_conflicting_restart_patch_is_read_again_and_sent_once_more(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    cluster.inject(Fault("status", status=409, match="patch deployments", times=1))
+    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 1, out.everything
+    assert patches(cluster) == 2  # the refused one, then the one that took
+    assert out.report is not None and out.report["restarted"] is True
+    revision = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"][
+        "deployment.kubernetes.io/revision"
+    ]
+    assert revision == "2"
