@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.conftest import Kubectl
-from tests.helpers import deployment, run_verify, secret
+from tests.helpers import configmap, deployment, run_verify, secret
 from tests.kubesim.auth import Rule
 from tests.kubesim.cluster import Cluster, Fault
 
@@ -331,3 +331,30 @@ def test_a_conflicting_restart_patch_is_read_again_and_sent_once_more(
         "deployment.kubernetes.io/revision"
     ]
     assert revision == "2"
+
+
+def test_an_object_named_by_several_expectations_is_read_once_per_attempt(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n", "version": "7"}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=1,
+            volumes=[{"name": "conf", "configMap": {"name": "web-config"}}],
+            mounts=[{"name": "conf", "mountPath": "/etc/web"}],
+        )
+    )
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--from-spec",
+        "--expect-file",
+        "/etc/web/app.conf=configmap:web-config/app.conf",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 0, out.everything
+    assert cluster.requests[("get", "configmaps")] == 1  # the file spec and the pod spec share it

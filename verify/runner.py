@@ -65,25 +65,6 @@ class Logs(Protocol):
     def end(self, label: str) -> None: ...
 
 
-@dataclass
-class PlainLogs:
-    """Every line straight to one callable (tests, the library use)."""
-
-    log: Log
-
-    def run(self, line: str) -> None:
-        self.log(line)
-
-    def begin(self, labels: Sequence[str]) -> None:
-        return None
-
-    def workload(self, label: str) -> Log:
-        return self.log
-
-    def end(self, label: str) -> None:
-        return None
-
-
 class SourceError(Exception):
     """An expected file's source object or key does not exist: the expectation cannot be read."""
 
@@ -112,7 +93,8 @@ class Run:
     restart_sent: bool = False
     prior_restart: str = ""  # when an earlier run already restarted this revision, its time
     attempts: list[AttemptVerdict] = field(default_factory=list)
-    sources: dict[Ref, SourceVersion] = field(default_factory=dict)
+    # ConfigMaps/Secrets read in this attempt (None: not found), each once
+    objects: dict[Ref, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
     def api(self) -> kube.Api:
@@ -120,31 +102,40 @@ class Run:
 
 
 def _get_source(run: Run, kind: str, name: str) -> dict[str, Any] | None:
-    """A ConfigMap/Secret, remembered by uid and resourceVersion for the restart record."""
+    """A ConfigMap/Secret, read once per attempt however many expectations name it, so they all
+    judge against the same version."""
+    if (kind, name) in run.objects:
+        return run.objects[(kind, name)]
     plural = "configmaps" if kind == "configmap" else "secrets"
+    obj: dict[str, Any] | None
     try:
-        obj: dict[str, Any] = run.api.get(f"/api/v1/namespaces/{run.namespace}/{plural}/{name}")
+        obj = run.api.get(f"/api/v1/namespaces/{run.namespace}/{plural}/{name}")
     except kube.KubeError as e:
-        if e.status == 404:
-            return None
-        raise
-    meta = obj.get("metadata") or {}
-    run.sources[(kind, name)] = (kind, name, str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
+        if e.status != 404:
+            raise
+        obj = None
+    run.objects[(kind, name)] = obj
     return obj
+
+
+def _source_versions(run: Run) -> list[SourceVersion]:
+    """(kind, name, uid, resourceVersion) of every object this attempt read: the restart record."""
+    out: list[SourceVersion] = []
+    for (kind, name), obj in run.objects.items():
+        if obj is not None:
+            meta = obj.get("metadata") or {}
+            out.append((kind, name, str(meta.get("uid", "")), str(meta.get("resourceVersion", ""))))
+    return out
 
 
 def resolve_expectations(run: Run, *, env: Sequence[str], files: Sequence[FileSpec]) -> Expectations:
     """Expected digests, read from the live ConfigMaps/Secrets; Secret values are hashed at once."""
     out: list[ExpectedFile] = []
-    cache: dict[tuple[str, str], dict[str, Any] | None] = {}
     for spec in files:
         if spec.source == "sha256":
             out.append(ExpectedFile(path=spec.path, sha256=spec.digest.lower(), origin="sha256"))
             continue
-        key = (spec.source, spec.name)
-        if key not in cache:
-            cache[key] = _get_source(run, spec.source, spec.name)
-        obj = cache[key]
+        obj = _get_source(run, spec.source, spec.name)
         if obj is None:
             raise SourceError(
                 f"{spec.source} {spec.name} (for {spec.path}) does not exist in namespace {run.namespace}"
@@ -214,11 +205,6 @@ def selector_string(obj: dict[str, Any]) -> str:
         elif op == "DoesNotExist":
             terms.append(f"!{key}")
     return ",".join(terms)
-
-
-def uses_spec(settings: Settings) -> bool:
-    """--from-spec is the default when no explicit expectation is given."""
-    return plan_target(settings=settings, ref=WorkloadRef("deployment", "x")).from_spec
 
 
 def container_expectations(run: Run, obj: dict[str, Any]) -> dict[str, Expectations]:
@@ -298,7 +284,7 @@ def attempt(run: Run, obj: dict[str, Any]) -> AttemptVerdict:
     HTTP check and pod."""
     ns, api = run.namespace, run.api
     shared = run.shared
-    run.sources.clear()
+    run.objects.clear()
     selection = select_pods(run, obj)
     expectations = container_expectations(run, obj)
     http = resolve_http(run)
@@ -388,7 +374,7 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             "metadata": {
                 "resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", ""),
                 "annotations": {
-                    RESTART_RECORD: restart_key(template=template, sources=run.sources.values()),
+                    RESTART_RECORD: restart_key(template=template, sources=_source_versions(run)),
                     RESTART_RECORD_AT: now,
                 },
             },
@@ -425,7 +411,7 @@ def _restarted_for_this(run: Run, obj: dict[str, Any]) -> bool:
     """Does the workload's restart record name its current template and sources?"""
     record = _annotations(obj).get(RESTART_RECORD)
     return bool(record) and record == restart_key(
-        template=obj.get("spec", {}).get("template") or {}, sources=run.sources.values()
+        template=obj.get("spec", {}).get("template") or {}, sources=_source_versions(run)
     )
 
 

@@ -22,10 +22,6 @@ class RolloutNotComplete(Exception):
     workload: dict[str, Any]
 
 
-def deployment_path(namespace: str, name: str = "") -> str:
-    return api_path(kind="deployment", namespace=namespace, name=name)
-
-
 def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deployment") -> dict[str, Any]:
     """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete."""
 
