@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -13,8 +14,10 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
 from verify import retry
+from verify.kube import BearerToken
 from verify.model import (
     ContainerObservation,
     Expectations,
@@ -74,6 +77,11 @@ for __rv_a in "$@"; do
 done
 printf 'end\n'
 """
+# What is sent: every exec carries the script URL-encoded in its query, so comments and
+# indentation would cost each exec's encoding, request and parse (and the pod's sh) for nothing.
+WIRE_PROBE = "\n".join(
+    line.strip() for line in PROBE.splitlines() if line.strip() and not line.lstrip().startswith("#")
+)
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
@@ -102,7 +110,7 @@ class RunKey:
 
 
 def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
-    argv = ["sh", "-c", PROBE, "rollout-verify"]
+    argv = ["sh", "-c", WIRE_PROBE, "rollout-verify"]
     if expectations.env:
         argv += ["--rv-env", *expectations.env]
     if expectations.env_values and run_key is not None:
@@ -235,6 +243,24 @@ class _Final(Exception):
         self.error = error
 
 
+@functools.lru_cache(maxsize=16)
+def _command_query(argv: tuple[str, ...]) -> str:
+    """`command=` parameters as `ws_client.get_websocket_url` encodes them, once per probe: every
+    container with the same expectations sends the same (kilobytes long) command."""
+    return urlencode([("command", a) for a in argv])
+
+
+def _exec_query(argv: tuple[str, ...], container: str) -> str:
+    rest = [
+        ("container", container),
+        ("stderr", "true"),
+        ("stdin", "false"),
+        ("stdout", "true"),
+        ("tty", "false"),
+    ]
+    return f"{_command_query(argv)}&{urlencode(rest)}"
+
+
 class Inspector:
     """Runs the probe in every selected container with bounded parallelism."""
 
@@ -247,8 +273,10 @@ class Inspector:
         run_key: RunKey | None = None,
         deadline: Deadline | None = None,
         api: Api | None = None,
+        token: BearerToken | None = None,
     ) -> None:
         self.run_key = run_key or RunKey()
+        self.token = token or BearerToken(configuration)
         self.deadline = deadline
         # to tell "the pod was deleted under us" from other exec failures (optional)
         self.api = api
@@ -267,23 +295,13 @@ class Inspector:
     def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
         """The official client's WebSocket exec (`kubernetes.stream.ws_client`), called directly:
         the generated CoreV1Api costs ~0.4 s to import and is not thread-safe under `stream()`."""
-        from urllib.parse import quote
-
         from kubernetes.stream import ws_client
 
         cfg = self.configuration
-        query = [("command", a) for a in argv]
-        query += [
-            ("container", container),
-            ("stderr", "true"),
-            ("stdin", "false"),
-            ("stdout", "true"),
-            ("tty", "false"),
-        ]
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
-        url = ws_client.get_websocket_url(cfg.host + path, query)
+        url = ws_client.get_websocket_url(f"{cfg.host}{path}?{_exec_query(tuple(argv), container)}")
         headers = {}
-        token = cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
+        token = self.token.get()
         if token:
             headers["authorization"] = token
         try:

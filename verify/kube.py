@@ -9,6 +9,8 @@ import json
 import math
 import os
 import ssl
+import threading
+import time
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ class Connection:
     namespace: str
     configuration: Any  # kubernetes.client.Configuration, for exec
     http: httpx.Client
+    token: BearerToken
     # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
     # its connection with it, and the requests that follow should not pay a new TLS handshake.
     watch_http: httpx.Client
@@ -109,9 +112,11 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
     limits = httpx.Limits(max_connections=concurrency + 20, max_keepalive_connections=concurrency + 20)
     watch_limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
 
+    token = BearerToken(cfg)
+
     def rest_client(limits: httpx.Limits) -> httpx.Client:
         return httpx.Client(
-            auth=_ConfigAuth(cfg),
+            auth=_ConfigAuth(cfg, token),
             base_url=cfg.host,
             headers=headers,
             verify=verify,
@@ -124,6 +129,7 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
         namespace=namespace,
         configuration=cfg,
         http=rest_client(limits),
+        token=token,
         watch_http=rest_client(watch_limits),
     )
 
@@ -136,14 +142,37 @@ def _unloadable(e: Exception) -> KubeConfigError:
     )
 
 
-class _ConfigAuth(httpx.Auth):
-    """The client Configuration's bearer token, asked for per request so refresh hooks work."""
+class BearerToken:
+    """The Configuration's `Authorization` value, asked for at most once per `ttl` seconds.
 
-    def __init__(self, cfg: Any) -> None:
+    Asking runs the client's refresh hook (token files are re-read, exec plugins consulted when
+    expired), which costs more than an exec's own work when every one of hundreds of execs asks."""
+
+    def __init__(self, cfg: Any, *, ttl: float = 1.0) -> None:
         self.cfg = cfg
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._value: str | None = None
+        self._at = -math.inf
+
+    def get(self) -> str | None:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._at >= self.ttl:
+                self._value = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization") or None
+                self._at = now
+            return self._value
+
+
+class _ConfigAuth(httpx.Auth):
+    """The bearer token (or basic credentials), asked for per request so refresh hooks work."""
+
+    def __init__(self, cfg: Any, token: BearerToken) -> None:
+        self.cfg = cfg
+        self.token = token
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        token = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
+        token = self.token.get()
         if token:
             request.headers["Authorization"] = token
         elif self.cfg.username and self.cfg.password:

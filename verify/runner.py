@@ -546,6 +546,7 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             concurrency=settings.concurrency,
             deadline=deadline,
             api=api,
+            token=connection.token,
         ),
         prober=Prober(
             connection=connection,

@@ -89,3 +89,31 @@ def test_materialized_file_is_removed_when_the_run_raises() -> None:
     with pytest.raises(RuntimeError), credentials.materialized(text=YAML) as path:
         raise RuntimeError("boom")
     assert not os.path.exists(path)
+
+
+class _AskCounter:
+    """Stands in for the client Configuration's token lookup (its refresh hook runs per ask)."""
+
+    def __init__(self) -> None:
+        self.asks = 0
+
+    def get_api_key_with_prefix(self, identifier: str, alias: str | None = None) -> str:
+        self.asks += 1
+        return f"Bearer t{self.asks}"
+
+
+def test_bearer_token_is_asked_for_at_most_once_per_ttl() -> None:
+    from verify.kube import BearerToken
+
+    cfg = _AskCounter()
+    token = BearerToken(cfg, ttl=60.0)
+    assert [token.get() for _ in range(200)] == ["Bearer t1"] * 200
+    assert cfg.asks == 1
+
+
+def test_bearer_token_is_asked_again_once_the_ttl_has_passed() -> None:
+    from verify.kube import BearerToken
+
+    cfg = _AskCounter()
+    token = BearerToken(cfg, ttl=0.0)
+    assert [token.get(), token.get()] == ["Bearer t1", "Bearer t2"]

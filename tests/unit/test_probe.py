@@ -74,3 +74,36 @@ def test_probe_variables_and_markers_do_not_shadow_expected_keys(tmp_path: Path)
         obs = parse_probe(container="app", stdout=out, expectations=exp)
         assert obs.env_present == frozenset(), (shell, out)
         assert obs.file_hashes == {str(odd): hashlib.sha256(b"x").hexdigest()}, (shell, out)
+
+
+def test_the_wire_probe_is_the_script_without_comments_or_indentation() -> None:
+    from verify.inspect import PROBE, WIRE_PROBE
+
+    lines = WIRE_PROBE.splitlines()
+    assert all(line == line.strip() and line and not line.startswith("#") for line in lines)
+    kept = [line.strip() for line in PROBE.splitlines() if line.strip() and not line.strip().startswith("#")]
+    assert lines == kept and len(WIRE_PROBE) < len(PROBE)
+
+
+def test_exec_query_is_encoded_as_the_official_client_encodes_it() -> None:
+    from kubernetes.stream import ws_client
+
+    from verify.inspect import _exec_query
+
+    argv = probe_argv(Expectations(env=("A",), files=(ExpectedFile("/a b&c", "0" * 64, "sha256"),)), RunKey())
+    query = [("command", a) for a in argv]
+    query += [
+        ("container", "app"),
+        ("stderr", "true"),
+        ("stdin", "false"),
+        ("stdout", "true"),
+        ("tty", "false"),
+    ]
+    official = ws_client.get_websocket_url("https://h:6443/api/v1/namespaces/n/pods/p/exec", query)
+    ours = ws_client.get_websocket_url(
+        f"https://h:6443/api/v1/namespaces/n/pods/p/exec?{_exec_query(tuple(argv), 'app')}"
+    )
+    assert ours == official
+    # a second container with the same probe reuses the encoded command, not its name
+    other = _exec_query(tuple(argv), "side")
+    assert other.endswith("&container=side&stderr=true&stdin=false&stdout=true&tty=false")
