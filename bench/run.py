@@ -27,6 +27,7 @@ from tests.kubesim.cluster import Cluster, Knobs
 
 KUBECTL = "/usr/bin/kubectl"
 LAST_CPU = [0.0]
+LAST_START = [0.0]
 GATE = r"""
 for pod in $(kubectl get pods -l app=web -o name)
 do
@@ -42,7 +43,7 @@ done
 def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, str]:
     """(wall seconds, exit code, peak RSS in KiB, stdout) of one child process; its CPU seconds
     are left in LAST_CPU."""
-    t0 = time.monotonic()
+    t0 = LAST_START[0] = time.monotonic()
     proc = subprocess.Popen(
         cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
@@ -93,19 +94,26 @@ def verify_cmd(kc: str, concurrency: int) -> list[str]:
     ]
 
 
-def throughput(pods: int, latency: float, concurrency: int, tmp: Path) -> dict[str, Any]:
+def throughput(pods: int, latency: float, concurrency: int, sweep: list[int], tmp: Path) -> dict[str, Any]:
     with Cluster(nodes=4, knobs=Knobs(exec_latency=latency, sync_period=60)) as cluster:
         kc = cluster.write_kubeconfig(tmp / "kc")
         env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
         web(cluster, pods)
         cluster.reset_counts()
+        cluster.mark()
         own0, kids0 = time.process_time(), _children_cpu()
         b_wall, b_code, b_rss, _ = run_child(verify_cmd(kc, concurrency), env)
         b_cpu = LAST_CPU[0]
         # kubesim runs in this process; the processes its execs start are its reaped children
         sim_cpu = time.process_time() - own0 + _children_cpu() - kids0 - b_cpu
+        first_request = min((cluster.first_seen or {}).values(), default=math.nan) - LAST_START[0]
         b_requests = cluster.requests.total()
         b_execs = cluster.requests[("create", "pods/exec")]
+        # the same run with each exec's command started only once its latency has passed
+        cluster.knobs.exec_command_after_latency = True
+        serial_wall, _, _, _ = run_child(verify_cmd(kc, concurrency), env)
+        cluster.knobs.exec_command_after_latency = False
+        swept = {n: run_child(verify_cmd(kc, n), env)[0] for n in sweep}
         a_wall, _, _, a_out = run_child(["bash", "-c", GATE], env)
         present = a_out.count("present")
     c = latency * math.ceil(pods / concurrency)
@@ -115,11 +123,14 @@ def throughput(pods: int, latency: float, concurrency: int, tmp: Path) -> dict[s
         "concurrency": concurrency,
         "a": a_wall,
         "b": b_wall,
+        "b_serial": serial_wall,
         "c": c,
         "b_code": b_code,
         "b_rss_mib": b_rss / 1024,
         "b_cpu": b_cpu,
         "sim_cpu": sim_cpu,
+        "first_request": first_request,
+        "sweep": swept,
         "requests": b_requests,
         "execs": b_execs,
         "gate_present": present,
@@ -221,15 +232,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--rss-pods", type=int, default=1000, help="0 to skip the memory run")
     ap.add_argument("--detect-runs", type=int, default=20)
+    ap.add_argument(
+        "--sweep", default="16,24,64", help="other --concurrency values to time (b) at, comma-separated"
+    )
     args = ap.parse_args(argv)
+    sweep = [int(n) for n in args.sweep.split(",") if n.strip()]
     with tempfile.TemporaryDirectory(prefix="rv-bench-") as d:
         tmp = Path(d)
-        r = throughput(args.pods, args.latency, args.concurrency, tmp)
+        r = throughput(args.pods, args.latency, args.concurrency, sweep, tmp)
         print(f"pods={r['pods']} exec_latency={r['latency'] * 1000:.0f}ms concurrency={r['concurrency']}")
         print(f"(a) shell gate, kubectl exec per pod : {r['a']:8.2f} s  ({r['gate_present']} present)")
         print(f"(b) rollout-verify                   : {r['b']:8.2f} s  (exit {r['b_code']})")
         print(f"(c) limit latency*ceil(pods/conc)    : {r['c']:8.2f} s")
         print(f"ratio (a)/(b) = {r['a'] / r['b']:.1f}   ratio (b)/(c) = {r['b'] / r['c']:.2f}")
+        print(
+            f"    of (b): {r['first_request']:.2f} s from start to the first API request (interpreter, "
+            f"imports, kubeconfig), then waiting, listing, {r['execs']} execs and the report"
+        )
+        print(
+            f"(b) with each exec's command started only after its latency: {r['b_serial']:.2f} s, "
+            f"(b)/(c) = {r['b_serial'] / r['c']:.2f} (the pods' processes then meet the client on "
+            "these cores all at once)"
+        )
+        for n, wall in r["sweep"].items():
+            limit = args.latency * math.ceil(args.pods / n)
+            print(
+                f"(b) at --concurrency {n:3d}: {wall:5.2f} s, (c) {limit:4.2f} s, "
+                f"(b)/(c) = {wall / limit:.2f}, (a)/(b) = {r['a'] / wall:.1f}"
+            )
         print(
             f"API requests: {r['requests']} total, {r['execs']} execs for {r['pods']} containers, "
             f"{r['requests'] - r['execs']} others -> {r['requests'] / r['pods']:.3f} per pod"

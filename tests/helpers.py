@@ -49,7 +49,11 @@ def leaks(text: str, secrets: set[str]) -> list[str]:
             "sha256 prefix": hashlib.sha256(value.encode()).hexdigest()[:12],
         }
         # the message names the form and the length, never the secret itself
-        problems += [f"a planted secret ({len(value)} chars) appears as its {k}" for k, f in forms.items() if f in shown]
+        problems += [
+            f"a planted secret ({len(value)} chars) appears as its {k}"
+            for k, f in forms.items()
+            if f in shown
+        ]
     if "Traceback (most recent call last)" in shown:
         problems.append("rollout-verify printed a traceback")
     return problems

@@ -108,8 +108,10 @@ def _first_seed(cluster: Cluster) -> list[str]:
     annotations["kubectl.kubernetes.io/restartedAt"] = "2026-01-01T00:00:00Z"  # `kubectl rollout restart`
     cluster.apply(live)
     cluster.wait_for(
-        lambda: (cluster.get("Deployment", "cm-test") or {}).get("status", {}).get("observedGeneration", 0)
-        >= live["metadata"]["generation"] + 1,
+        lambda: (
+            (cluster.get("Deployment", "cm-test") or {}).get("status", {}).get("observedGeneration", 0)
+            >= live["metadata"]["generation"] + 1
+        ),
         what="restart observed",
     )
     cluster.wait_rollout("cm-test")
@@ -135,10 +137,16 @@ def _missing_key(cluster: Cluster) -> list[str]:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("healthy", "healthy rollout passes", _healthy, Verdict(0, "passed", 0)),
     Scenario(
-        "second-seed", "pod started before the Secret sync: one restart, pass", _second_seed, Verdict(0, "passed", 1)
+        "second-seed",
+        "pod started before the Secret sync: one restart, pass",
+        _second_seed,
+        Verdict(0, "passed", 1),
     ),
     Scenario(
-        "first-seed", "recreated immutable ConfigMap: fails after one restart", _first_seed, Verdict(1, "failed", 1)
+        "first-seed",
+        "recreated immutable ConfigMap: fails after one restart",
+        _first_seed,
+        Verdict(1, "failed", 1),
     ),
     Scenario(
         "distroless", "no shell: uninspectable, fails without restart", _distroless, Verdict(1, "failed", 0)
@@ -205,7 +213,12 @@ def run_on(
 
 
 def run_fresh(
-    scenario: Scenario, *, seed: int | None, workdir: Path, rate: float = FAULT_RATE, mix: tuple[str, ...] | None = None
+    scenario: Scenario,
+    *,
+    seed: int | None,
+    workdir: Path,
+    rate: float = FAULT_RATE,
+    mix: tuple[str, ...] | None = None,
 ) -> Run:
     """`run_on` with a cluster of its own (what the benchmark does once per run)."""
     workdir.mkdir(parents=True, exist_ok=True)

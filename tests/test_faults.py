@@ -72,7 +72,9 @@ def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
 
 
 def _ready_pods(cluster: Cluster, name: str) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith(name))
+    return sorted(
+        p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith(name)
+    )
 
 
 def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
@@ -83,7 +85,10 @@ def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
             "web",
             replicas=50,
             env=[{"name": "A", "value": "1"}],
-            strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": "100%"}},
+            strategy={
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": "100%"},
+            },
         )
     )
     cluster.wait_for(lambda: cluster.rollout_complete("web"), timeout=120, what="50 pods")
@@ -179,7 +184,9 @@ def test_the_warming_up_apiservers_403_is_retried_on_reads_writes_and_exec(
     cluster.inject(Fault("status", status=403, match="^patch deployments$", times=1, message=NOT_READY))
     pod = _ready_pods(cluster, "web")[0]
     cluster.inject(
-        Fault("status", status=403, match="^create pods/exec$", times=2, message=EXEC_NOT_READY.format(pod=pod))
+        Fault(
+            "status", status=403, match="^create pods/exec$", times=2, message=EXEC_NOT_READY.format(pod=pod)
+        )
     )
     # HOME is set in every container: missing FEATURE_CREDENTIAL forces the one restart (a patch)
     out = run_verify(

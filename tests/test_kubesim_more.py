@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
+from urllib.parse import quote
 
 import websocket
 
@@ -54,6 +58,85 @@ def test_exec_speaks_the_v4_channel_protocol(cluster: Cluster) -> None:
         "reason": "ExitCode",
         "message": "4",
     }
+
+
+def test_exec_upgrade_answers_with_only_the_websocket_headers(cluster: Cluster) -> None:
+    """The 101 the apiserver's streams write (golang.org/x/net/websocket on a hijacked
+    connection): clients read it a byte at a time, so its size is part of every exec's cost."""
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    name = pod_named(cluster, "web")["metadata"]["name"]  # type: ignore[index]
+    ctx = ssl.create_default_context(cafile=str(cluster.ca_path))
+    with ctx.wrap_socket(
+        socket.create_connection(("127.0.0.1", cluster.port)), server_hostname="127.0.0.1"
+    ) as s:
+        key = base64.b64encode(os.urandom(16)).decode()
+        s.sendall(
+            (
+                f"GET /api/v1/namespaces/default/pods/{name}/exec?command=true&stdout=true HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{cluster.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                f"Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n"
+                f"Authorization: Bearer {cluster.admin_token}\r\n\r\n"
+            ).encode()
+        )
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(1)
+            assert chunk, head
+            head += chunk
+    lines = head.decode().split("\r\n")[:-2]
+    assert lines[0] == "HTTP/1.1 101 Switching Protocols"
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        "Upgrade",
+        "Connection",
+        "Sec-WebSocket-Accept",
+        "Sec-WebSocket-Protocol",
+    ]
+    assert "Connection: Upgrade" in lines and "Sec-WebSocket-Protocol: v5.channel.k8s.io" in lines
+
+
+def _timed_exec(cluster: Cluster, pod: str, script: str) -> tuple[float, bytes]:
+    url = (
+        f"wss://127.0.0.1:{cluster.port}/api/v1/namespaces/default/pods/{pod}/exec"
+        f"?command=sh&command=-c&command={quote(script)}&stdout=true"
+    )
+    t0 = time.monotonic()
+    ws = websocket.create_connection(
+        url,
+        header=[f"Authorization: Bearer {cluster.admin_token}"],
+        subprotocols=["v5.channel.k8s.io"],
+        sslopt={"cert_reqs": ssl.CERT_REQUIRED, "ca_certs": str(cluster.ca_path)},
+    )
+    out = b""
+    while True:
+        try:
+            data = ws.recv()
+        except websocket.WebSocketConnectionClosedException:
+            break
+        if not data:
+            break
+        frame = data if isinstance(data, bytes) else data.encode()
+        if frame[:1] == b"\x01":
+            out += frame[1:]
+    return time.monotonic() - t0, out
+
+
+def test_exec_latency_holds_the_answer_and_the_command_runs_within_it_or_after_it(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    name = pod_named(cluster, "web")["metadata"]["name"]  # type: ignore[index]
+    cluster.knobs.exec_latency = 0.6
+    # a command quicker than the latency: the answer still waits for the latency
+    quick, out = _timed_exec(cluster, name, "echo hi")
+    assert out == b"hi\n" and quick >= 0.6
+    # a command of 0.5 s runs within the 0.6 s round trip...
+    within, out = _timed_exec(cluster, name, "sleep 0.5; echo done")
+    assert out == b"done\n" and 0.6 <= within < 1.05
+    # ...or, with exec_command_after_latency, starts once it has passed
+    cluster.knobs.exec_command_after_latency = True
+    after, out = _timed_exec(cluster, name, "sleep 0.5; echo done")
+    assert out == b"done\n" and after >= 1.1
 
 
 def test_recreate_strategy_removes_old_pods_before_starting_new_ones(

@@ -82,12 +82,23 @@ def _bool(v: str | None) -> bool:
     return v is not None and v.lower() not in ("0", "false")
 
 
+async def _bare_upgrade(request: web.Request, response: web.StreamResponse) -> None:
+    """A 101 as the apiserver's WebSocket streams write it (golang.org/x/net/websocket's
+    hybiServerHandshaker, on a hijacked connection): Upgrade, Connection, Sec-WebSocket-Accept
+    and -Protocol only, no Date or Server. Clients read these headers a byte at a time."""
+    if response.status == 101:
+        response.headers.popall("Date", None)
+        response.headers.popall("Server", None)
+        response.headers["Connection"] = "Upgrade"
+
+
 class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.app.on_response_prepare.append(_bare_upgrade)
 
     # -- middleware: count, delay, inject faults, authenticate ---------------
     @web.middleware

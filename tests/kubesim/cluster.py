@@ -44,7 +44,12 @@ NAMESPACES = BY_PATH[("", "namespaces")]
 @dataclass
 class Knobs:
     api_latency: float = 0.0
+    # An exec's round trip: nothing reaches the client before it has passed. The command runs
+    # within it (as on a real node, where the round trip and the command overlap from the
+    # client's side), or only after it with `exec_command_after_latency` (the bench shows both:
+    # here the command's CPU is the client's own machine's).
     exec_latency: float = 0.0
+    exec_command_after_latency: bool = False
     pod_start_delay: float = 0.0
     sync_period: float = 60.0  # kubelet configMap/secret volume refresh
     bookmark_interval: float = 1.0

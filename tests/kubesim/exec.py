@@ -84,13 +84,16 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         async for _ in ws:
             pass
         return ws
-    if cluster.knobs.exec_latency:
-        await asyncio.sleep(cluster.knobs.exec_latency)
+    # `exec_latency` (see Knobs): nothing reaches the client before it has passed
+    latency = asyncio.ensure_future(asyncio.sleep(cluster.knobs.exec_latency))
+    if cluster.knobs.exec_command_after_latency:
+        await latency
 
     env = dict(crt.env)
     root = f"/proc/{crt.pid}/root"
     binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
     if binary is None:
+        await latency
         await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
         await ws.close()
         return ws
@@ -99,6 +102,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         # the exec'd process with them, and the runtime reports SIGKILL's exit code
         cluster.knobs.delete_during_exec.discard(name)
         cluster.note_fault("exec-delete")
+        await latency
         with contextlib.suppress(ApiError):
             cluster.delete_object(PODS, ns, name, grace=0, propagation="Background")
         await ws.send_bytes(bytes([ERROR]) + json.dumps(_exit_status(argv, 137)).encode())
@@ -123,6 +127,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             close_fds=False,
         )
     except OSError as e:
+        await latency
         await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
         await ws.close()
         return ws
@@ -132,6 +137,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             return
         while True:
             chunk = await stream.read(32 * 1024)
+            await latency
             if not chunk:
                 return
             if wanted and not ws.closed:
@@ -159,7 +165,12 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     try:
         await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
         code = await proc.wait()
+        await latency
     finally:
+        if not latency.done():
+            # RuntimeError: a handler still running at shutdown is finalized after the loop closed
+            with contextlib.suppress(RuntimeError):
+                latency.cancel()
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
