@@ -165,7 +165,8 @@ class BearerToken:
 
 
 class _ConfigAuth(httpx.Auth):
-    """The bearer token (or basic credentials), asked for per request so refresh hooks work."""
+    """The bearer token (or basic credentials), looked up per request (through the shared
+    `BearerToken`, so a token the refresh hook renews is picked up within a second)."""
 
     def __init__(self, cfg: Any, token: BearerToken) -> None:
         self.cfg = cfg
