@@ -151,23 +151,54 @@ def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
     assert out.report is not None and out.report["result"] == "error"
 
 
-def test_pod_deleted_during_inspection_is_reported_with_its_reason(
+def test_pod_deleted_during_inspection_is_replaced_and_its_replacement_inspected_without_a_restart(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
     cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
     victim = _ready_pods(cluster, "web")[1]
     cluster.knobs.delete_during_exec.add(victim)
+    cluster.reset_counts()
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert cluster.injected["exec-delete"] == 1
     assert "Traceback" not in out.stderr and "internal error" not in out.everything
-    assert out.code == 0, out.everything  # the restart's pods verify
-    assert out.report is not None
-    first = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
-    assert first[victim]["status"] == "uninspectable"
-    reason = first[victim]["containers"][0]["reason"]
-    assert reason == f"pod {victim} was deleted during inspection"
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["restarted"] is False
+    assert cluster.requests[("patch", "deployments")] == 0
+    first, second = out.report["workloads"][0]["attempts"]
+    by_name = {p["name"]: p for p in first["pods"]}
+    assert by_name[victim]["status"] == "uninspectable"
+    assert by_name[victim]["containers"][0]["reason"] == f"pod {victim} was deleted during inspection"
     assert f"pod {victim} was deleted during inspection" in out.stderr
+    assert (
+        f"{victim} was deleted during inspection; inspecting the rollout's pods again without a restart"
+        in (out.stderr)
+    )
+    # the second pass inspects the ReplicaSet's replacement in the victim's place
+    again = {p["name"]: p["status"] for p in second["pods"]}
+    assert victim not in again and len(again) == 3 and set(again.values()) == {"ok"}
+
+
+def test_a_pod_deleted_during_inspection_does_not_hide_a_stale_pod_from_the_one_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    victim = _ready_pods(cluster, "web")[0]
+    cluster.knobs.delete_during_exec.add(victim)
+    cluster.reset_counts()
+    # FEATURE_CREDENTIAL is in no pod: the surviving pod's mismatch is not a deleted pod's
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 1, out.everything
+    # one restart: one new revision (a patch refused with 409 while the pod's deletion changed
+    # the Deployment's status is read again and sent once more)
+    dep = cluster.get("Deployment", "web")
+    assert dep is not None and dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+    assert out.report is not None and out.report["restarted"] is True
+    assert len(out.report["workloads"][0]["attempts"]) == 2
+    assert "without a restart" not in out.stderr
 
 
 NOT_READY = 'deployments.apps "web" is forbidden: not yet ready to handle request'

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from verify.model import AttemptVerdict, CheckStatus, Uninspectable
 
 MAX_RESTARTS = 1
+# inspections repeated without a restart because pods were deleted while being inspected
+MAX_RECHECKS = 1
 # written on the workload with the restart: which revision (template + the ConfigMaps/Secrets
 # it read) rollout-verify restarted, so a retried CI job does not restart the same one again
 RESTART_RECORD = "rollout-verify.io/restarted-for"
@@ -26,8 +28,27 @@ def restart_key(*, template: Mapping[str, Any], sources: Iterable[tuple[str, str
 
 @dataclass(frozen=True)
 class Decision:
-    action: Literal["pass", "restart", "fail"]
+    action: Literal["pass", "restart", "recheck", "fail"]
     reason: str
+
+
+def _gone_pods(verdict: AttemptVerdict) -> list[str]:
+    """The failing pods, when every one of them was deleted while it was inspected (a drain,
+    a scale-down, a manual delete); empty when anything else failed. A gone pod's other checks
+    (its HTTP answers) are moot: its replacement is what will serve."""
+    if verdict.problems or verdict.permanent_problems:
+        return []
+    gone: list[str] = []
+    for pod in verdict.pods:
+        if pod.status is CheckStatus.OK:
+            continue
+        errors = [pod.error, *(c.error for c in pod.containers)]
+        if not any(e is not None and e.code == "pod_gone" for e in errors):
+            return []
+        if any(c.error is None and c.status is not CheckStatus.OK for c in pod.containers):
+            return []  # a mismatch seen before the pod went is still a mismatch
+        gone.append(pod.name)
+    return gone
 
 
 def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
@@ -60,15 +81,28 @@ def _summary(verdict: AttemptVerdict) -> str:
 
 
 def decide(
-    *, verdict: AttemptVerdict, restarts_done: int, restart_mode: Literal["once", "never"]
+    *,
+    verdict: AttemptVerdict,
+    restarts_done: int,
+    restart_mode: Literal["once", "never"],
+    rechecks_done: int = 0,
 ) -> Decision:
-    """pass when verified; fail on permanent errors; otherwise restart at most once."""
+    """pass when verified; fail on permanent errors; inspect the replacements (once, without a
+    restart) when the only failures are pods deleted during inspection; otherwise restart at
+    most once."""
     if verdict.ok:
         n = len(verdict.pods)
         return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
     permanent = _permanent_errors(verdict)
     if permanent:
         return Decision("fail", f"a restart cannot fix this: {'; '.join(permanent)}")
+    gone = _gone_pods(verdict)
+    if gone and rechecks_done < MAX_RECHECKS:
+        return Decision(
+            "recheck",
+            f"{', '.join(gone)} {'was' if len(gone) == 1 else 'were'} deleted during inspection; "
+            "inspecting the rollout's pods again without a restart",
+        )
     summary = _summary(verdict)
     if restart_mode == "never":
         return Decision("fail", f"{summary} (restarts disabled)")

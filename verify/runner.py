@@ -91,6 +91,7 @@ class Run:
     log: Log
     restarts: int = 0
     restart_sent: bool = False
+    rechecks: int = 0  # inspections repeated because pods were deleted while being inspected
     prior_restart: str = ""  # when an earlier run already restarted this revision, its time
     attempts: list[AttemptVerdict] = field(default_factory=list)
     # ConfigMaps/Secrets read in this attempt (None: not found), each once
@@ -467,7 +468,9 @@ def verify_workload(
                 )
             run.attempts.append(verdict)
             done = 1 if run.restart_sent or run.prior_restart else 0
-            decision = decide(verdict=verdict, restarts_done=done, restart_mode=plan.restart)
+            decision = decide(
+                verdict=verdict, restarts_done=done, restart_mode=plan.restart, rechecks_done=run.rechecks
+            )
             if decision.action == "pass":
                 return result("passed", EXIT_OK, decision.reason)
             if decision.action == "fail":
@@ -478,6 +481,9 @@ def verify_workload(
             for line in problem_lines(workload=seen):
                 log(line)
             log(f"{label}: {decision.reason}")
+            if decision.action == "recheck":
+                run.rechecks += 1
+                continue
             if api.deadline.expired:
                 # no time left to see a new rollout through: restarting now would change the
                 # cluster for nothing

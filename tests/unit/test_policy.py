@@ -92,3 +92,47 @@ def test_never_mode_fails_on_first_mismatch() -> None:
 
 def test_pass_reason_counts_verified_pods() -> None:
     assert decide(verdict=attempt(), restarts_done=0, restart_mode="once").reason == "1 pod verified"
+
+
+GONE = Uninspectable("pod_gone", "pod web-1 was deleted during inspection", permanent=False)
+
+
+def _two_pods(second: PodVerdict) -> AttemptVerdict:
+    ok = PodVerdict("web-0", "node-1", (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.OK),)),))
+    return AttemptVerdict("2", (ok, second))
+
+
+@pytest.mark.parametrize("mode", ["once", "never"])
+def test_pods_deleted_during_inspection_are_inspected_again_without_a_restart(mode: Mode) -> None:
+    decision = decide(verdict=attempt(container_error=GONE), restarts_done=0, restart_mode=mode)
+    assert decision.action == "recheck"
+    assert decision.reason.startswith("web-1 was deleted during inspection")
+
+
+def test_a_second_deletion_falls_back_to_the_restart_policy() -> None:
+    verdict = attempt(container_error=GONE)
+    assert decide(verdict=verdict, restarts_done=0, restart_mode="once", rechecks_done=1).action == "restart"
+    assert decide(verdict=verdict, restarts_done=1, restart_mode="once", rechecks_done=1).action == "fail"
+
+
+def test_a_mismatch_beside_a_deleted_pod_is_not_rechecked_away() -> None:
+    stale = PodVerdict(
+        "web-1", "node-2", (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISSING),)),)
+    )
+    gone = PodVerdict("web-2", "node-2", (ContainerVerdict("app", (), GONE),))
+    verdict = AttemptVerdict("2", (stale, gone))
+    assert decide(verdict=verdict, restarts_done=0, restart_mode="once").action == "restart"
+    # a pod short, or a pod whose other container mismatched before it went, is no deletion either
+    short = attempt(container_error=GONE, problems=("expected 3 pods, found 2",))
+    assert decide(verdict=short, restarts_done=0, restart_mode="once").action == "restart"
+    mixed = PodVerdict(
+        "web-1",
+        "node-1",
+        (
+            ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISMATCH),)),
+            ContainerVerdict("side", (), GONE),
+        ),
+    )
+    assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "restart"
+    only_gone = PodVerdict("web-1", "node-1", (ContainerVerdict("app", (), GONE),))
+    assert decide(verdict=_two_pods(only_gone), restarts_done=0, restart_mode="once").action == "recheck"
