@@ -275,7 +275,8 @@ def http_check(
         raise ValueError(f'"{shown}" names JSON field "{field}" but no expected value; add equals')
     if equals is not None:
         try:
-            equals_text = json.dumps(equals, sort_keys=True)
+            # allow_nan=False: NaN equals nothing (every pod a mismatch, a restart for nothing)
+            equals_text = json.dumps(equals, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError):
             raise ValueError(
                 f'"{shown}" compares with {equals!r}, which is not a JSON value; quote it'
@@ -360,8 +361,11 @@ def _expect_env(cls: Any, value: Any) -> list[Any]:
     items = _split_list(value, newline_only=False)
     for item in items:
         if not isinstance(item, str) or not _ENV_NAME.match(item):
+            # KEY=VALUE is the likely mistake: the value may be a secret, so it is never shown
+            name, eq, _ = str(item).partition("=")
+            shown = f'"{name}=…" (its value not shown)' if eq else f'"{name}"'
             raise ValueError(
-                f'"{item}" is not an env var name; use letters, digits and _ '
+                f"{shown} is not an env var name; use letters, digits and _ "
                 "(not starting with a digit), names only, no values"
             )
     return list(dict.fromkeys(items))
@@ -720,6 +724,16 @@ class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors become ConfigError instead of exiting."""
 
     def error(self, message: str) -> NoReturn:
+        head = "unrecognized arguments: "
+        if message.startswith(head):
+            # stray arguments may be values (a token, `--kubeconfig-data <base64>`): name only
+            # the options, never what follows them
+            words = message[len(head) :].split()
+            flags = [w.partition("=")[0] for w in words if w.startswith("-")]
+            hidden = len(words) - len(flags) + sum("=" in w for w in words if w.startswith("-"))
+            message = head + (" ".join(flags) or "values")
+            if hidden:
+                message += f" ({hidden} value{'s' if hidden != 1 else ''} not shown)"
         raise ConfigError("argv", f"{self.prog}: {message}; see --help")
 
 

@@ -201,3 +201,20 @@ def test_non_finite_or_huge_durations_are_config_errors(text: str) -> None:
     with pytest.raises(ConfigError) as err:
         load_settings(argv=["--deployment", "web", "--expect-env", "A", "--exec-timeout", text], environ={})
     assert "--exec-timeout" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_key_and_value_given_to_expect_env_is_refused_without_showing_the_value() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--expect-env", "A,DB_PASSWORD=hunter2"], environ=BASE)
+    text = str(info.value)
+    assert "hunter2" not in text
+    assert '"DB_PASSWORD=…" (its value not shown) is not an env var name' in text
+    assert "--expect-env" in text and "\n" not in text
+
+
+def test_stray_arguments_are_named_without_the_values_around_them() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_job(argv=["--deployment", "web", "--kubeconfig-data", "c2VjcmV0", "--tok=abc", "x"], environ={})
+    text = str(info.value)
+    assert "c2VjcmV0" not in text and "abc" not in text and " x" not in text
+    assert "unrecognized arguments: --kubeconfig-data --tok (3 values not shown); see --help" in text

@@ -147,6 +147,14 @@ def test_config_targets_override_run_level_expectations_field_by_field(tmp_path:
             "nested too deeply",
         ),
         (
+            "targets:\n  - target: deployment/web\n    expect-http: [{port: 1, path: /v, json: {field: d, equals: .nan}}]\n",
+            "which is not a JSON value; quote it",
+        ),
+        (
+            "targets:\n  - target: deployment/web\n    expect-http: [{port: 1, path: /v, json: {field: d, equals: -.inf}}]\n",
+            "which is not a JSON value; quote it",
+        ),
+        (
             "targets:\n  - target: deployment/web\n    namespace: Prod\n",
             ':3: targets[0] (deployment/web): namespace: "Prod" is not a valid namespace name',
         ),
