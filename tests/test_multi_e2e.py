@@ -358,3 +358,51 @@ def test_an_object_named_by_several_expectations_is_read_once_per_attempt(
     )
     assert out.code == 0, out.everything
     assert cluster.requests[("get", "configmaps")] == 1  # the file spec and the pod spec share it
+
+
+def test_a_restart_whose_answer_was_lost_is_counted_as_this_runs_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    # the patch is stored, then the connection drops: the retried patch meets its own change (409)
+    cluster.inject(Fault("reset-after", match="patch deployments", times=1))
+    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert cluster.injected["reset-after"] == 1
+    assert out.code == 1, out.everything
+    assert "another run" not in out.everything
+    assert "restarted (once)" in out.stderr
+    assert out.report is not None and out.report["restarted"] is True
+    dep = cluster.get("Deployment", "web") or {}
+    assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+
+
+def test_a_deploy_landing_during_inspection_is_inspected_instead_of_restarted(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+    cluster.knobs.exec_latency = 0.5
+
+    def deploy_meanwhile() -> None:
+        cluster.wait_for(lambda: cluster.requests[("create", "pods/exec")] >= 1, what="the first exec")
+        cluster.apply(
+            deployment("web", replicas=2, env=[{"name": "A", "value": "1"}, {"name": "NEW", "value": "2"}])
+        )
+
+    with ThreadPoolExecutor(max_workers=1) as side:
+        deployed = side.submit(deploy_meanwhile)
+        out = run_verify(
+            "--deployment", "web", "--expect-env", "NEW", kubeconfig=kubeconfig, tmp_path=tmp_path
+        )
+        deployed.result()
+    assert out.code == 0, out.everything
+    assert "changed to a new revision while it was inspected; inspecting that one instead of restarting" in (
+        out.stderr
+    )
+    assert out.report is not None and out.report["restarted"] is False
+    first, second = out.report["workloads"][0]["attempts"]
+    assert (first["revision"], second["revision"]) == ("1", "2")
+    dep = cluster.get("Deployment", "web") or {}
+    assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"  # no restart

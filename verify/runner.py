@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import secrets
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -92,6 +93,7 @@ class Run:
     restarts: int = 0
     restart_sent: bool = False
     rechecks: int = 0  # inspections repeated because pods were deleted while being inspected
+    attempts_at_restart: int = -1  # how many attempts preceded the (possible) restart
     prior_restart: str = ""  # when an earlier run already restarted this revision, its time
     attempts: list[AttemptVerdict] = field(default_factory=list)
     # ConfigMaps/Secrets read in this attempt (None: not found), each once
@@ -367,6 +369,14 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
         )
     run.restart_sent = True
     path = api_path(kind=ref.kind, namespace=run.namespace, name=ref.name)
+    inspected_generation = (obj.get("metadata") or {}).get("generation")
+    # which run wrote a record: a retried patch whose first answer was lost meets its own
+    mine = secrets.token_hex(4)
+
+    def count() -> None:
+        run.restarts += 1
+        run.attempts_at_restart = len(run.attempts)
+
     for _ in range(RESTART_CONFLICTS):
         now = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
         template = json.loads(json.dumps(obj.get("spec", {}).get("template") or {}))
@@ -375,7 +385,7 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             "metadata": {
                 "resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", ""),
                 "annotations": {
-                    RESTART_RECORD: restart_key(template=template, sources=_source_versions(run)),
+                    RESTART_RECORD: f"{restart_key(template=template, sources=_source_versions(run))}.{mine}",
                     RESTART_RECORD_AT: now,
                 },
             },
@@ -385,20 +395,36 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             run.api.patch(path, body, "application/strategic-merge-patch+json")
         except kube.KubeError as e:
             if e.status >= 500 or e.status == 0:
-                run.restarts += 1  # it may have been applied before the server failed to answer
+                count()  # it may have been applied before the server failed to answer
                 raise
             if e.status != 409:
                 raise
             obj = run.api.get(path)
+            annotations = _annotations(obj)
             if _restarted_for_this(run, obj):
-                run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "another run"
+                if annotations.get(RESTART_RECORD, "").partition(".")[2] == mine:
+                    # our own patch, applied, whose answer was lost; the retry met its own change
+                    count()
+                    run.log(f"{run.label}: restarted (once), waiting for the new rollout")
+                    return
+                run.prior_restart = annotations.get(RESTART_RECORD_AT, "") or "another run"
                 run.log(
                     f"{run.label}: another run of rollout-verify restarted it meanwhile "
                     f"({run.prior_restart}); it will not be restarted again"
                 )
                 return
+            if (obj.get("metadata") or {}).get("generation") != inspected_generation:
+                # a new deploy landed while the old revision was inspected: restarting would act
+                # on a verdict about pods that are going away; nothing was sent, so the one
+                # restart stays available for the new revision
+                run.restart_sent = False
+                run.log(
+                    f"{run.label}: changed to a new revision while it was inspected; "
+                    "inspecting that one instead of restarting"
+                )
+                return
             continue
-        run.restarts += 1
+        count()
         run.log(f"{run.label}: restarted (once), waiting for the new rollout")
         return
     raise kube.KubeError(
@@ -409,8 +435,8 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
 
 
 def _restarted_for_this(run: Run, obj: dict[str, Any]) -> bool:
-    """Does the workload's restart record name its current template and sources?"""
-    record = _annotations(obj).get(RESTART_RECORD)
+    """Does the workload's restart record (`KEY.WRITER`) name its current template and sources?"""
+    record = _annotations(obj).get(RESTART_RECORD, "").partition(".")[0]
     return bool(record) and record == restart_key(
         template=obj.get("spec", {}).get("template") or {}, sources=_source_versions(run)
     )
@@ -448,7 +474,11 @@ def verify_workload(
             attempts=tuple(run.attempts),
             restarted=run.restarts > 0,
             error=error,
-            superseded=error is not None and run.restarts >= len(run.attempts) > 0,
+            # an error after the restart and before any attempt of the new pods: the last attempt
+            # judged pods the restart replaced
+            superseded=error is not None
+            and run.restarts > 0
+            and len(run.attempts) == run.attempts_at_restart,
             result=kind,
             exit_code=code,
             message=message,

@@ -135,9 +135,16 @@ class ApiServer:
             return status_response(ApiError.unauthorized())
         request[USER] = user
         try:
-            return await handler(request)
+            response = await handler(request)
         except ApiError as e:
             return status_response(e)
+        if fault is not None and fault.kind == "reset-after":
+            # served (the change is stored), then the connection drops before the answer
+            c.note_fault("reset-after")
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        return response
 
     def _classify(self, request: web.Request) -> tuple[str, str]:
         """(verb, resource[/sub]) for the request counter."""

@@ -74,7 +74,9 @@ class Knobs:
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "reset" | "expired" (a watch answered with the 410 ERROR event)
+    # "status" | "reset" (dropped unserved) | "reset-after" (served, then dropped before the
+    # answer) | "expired" (a watch answered with the 410 ERROR event)
+    kind: str
     status: int = 500
     retry_after: int = 1
     match: str = ""  # regex on "VERB resource" (e.g. "list pods") or the path
