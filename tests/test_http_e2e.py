@@ -214,3 +214,33 @@ def test_an_answer_that_never_ends_is_cut_at_the_exec_timeout(
     assert out.report is not None
     (pod,) = out.report["workloads"][0]["attempts"][0]["pods"]
     assert pod["status"] == "uninspectable"
+
+
+def test_a_pod_deleted_as_its_http_check_runs_is_replaced_and_checked_without_a_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(http_app_deployment("web", replicas=2))
+    cluster.wait_rollout("web")
+    victim = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0]
+    cluster.knobs.delete_during_proxy.add(victim)
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--no-from-spec",
+        "--expect-http",
+        "8080/health",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert cluster.injected["proxy-delete"] == 1
+    assert out.code == 0, out.everything
+    assert (
+        f"{victim} was deleted during inspection; inspecting the rollout's pods again without a restart"
+        in (out.stderr)
+    )
+    assert cluster.requests[("patch", "deployments")] == 0
+    assert out.report is not None and out.report["restarted"] is False
+    first, second = out.report["workloads"][0]["attempts"]
+    assert {p["name"]: p["status"] for p in first["pods"]}[victim] == "uninspectable"
+    assert victim not in {p["name"] for p in second["pods"]} and len(second["pods"]) == 2

@@ -243,6 +243,28 @@ class _Final(Exception):
         self.error = error
 
 
+def pod_gone(*, api: Api, namespace: str, pod: PodTarget) -> Uninspectable | None:
+    """Why the pod is gone, if it is: deleted (or being deleted) while it was inspected."""
+    from verify.kube import KubeError
+
+    try:
+        live = api.get(f"/api/v1/namespaces/{namespace}/pods/{pod.name}")
+    except KubeError as e:
+        if e.status != 404:
+            return None
+        return Uninspectable("pod_gone", f"pod {pod.name} was deleted during inspection", permanent=False)
+    meta = live.get("metadata") or {}
+    if pod.uid and meta.get("uid") not in (None, pod.uid):
+        return Uninspectable(
+            "pod_gone", f"pod {pod.name} was deleted and recreated during inspection", permanent=False
+        )
+    if meta.get("deletionTimestamp"):
+        return Uninspectable(
+            "pod_gone", f"pod {pod.name} is terminating (deleted during inspection)", permanent=False
+        )
+    return None
+
+
 @functools.lru_cache(maxsize=16)
 def _command_query(argv: tuple[str, ...]) -> str:
     """`command=` parameters as `ws_client.get_websocket_url` encodes them, once per probe: every
@@ -318,33 +340,10 @@ class Inspector:
         with self._slots:
             obs = self._exec(namespace=namespace, pod=pod, container=container, expectations=expectations)
         if obs.error is not None and obs.error.code in _MAYBE_GONE:
-            gone = self._gone(namespace=namespace, pod=pod)
+            gone = None if self.api is None else pod_gone(api=self.api, namespace=namespace, pod=pod)
             if gone is not None:
                 return ContainerObservation(container=container, error=gone)
         return obs
-
-    def _gone(self, *, namespace: str, pod: PodTarget) -> Uninspectable | None:
-        """Why the pod is gone, if it is: deleted (or being deleted) while it was inspected."""
-        if self.api is None:
-            return None
-        from verify.kube import KubeError
-
-        try:
-            live = self.api.get(f"/api/v1/namespaces/{namespace}/pods/{pod.name}")
-        except KubeError as e:
-            if e.status != 404:
-                return None
-            return Uninspectable("pod_gone", f"pod {pod.name} was deleted during inspection", permanent=False)
-        meta = live.get("metadata") or {}
-        if pod.uid and meta.get("uid") not in (None, pod.uid):
-            return Uninspectable(
-                "pod_gone", f"pod {pod.name} was deleted and recreated during inspection", permanent=False
-            )
-        if meta.get("deletionTimestamp"):
-            return Uninspectable(
-                "pod_gone", f"pod {pod.name} is terminating (deleted during inspection)", permanent=False
-            )
-        return None
 
     def _exec(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations

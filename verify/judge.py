@@ -76,7 +76,9 @@ def http_check(observation: HttpObservation) -> CheckResult:
     check = observation.check
     if observation.error is not None:
         err = observation.error
-        return CheckResult("http", check.label, CheckStatus.UNINSPECTABLE, err.reason, err.permanent)
+        return CheckResult(
+            "http", check.label, CheckStatus.UNINSPECTABLE, err.reason, err.permanent, err.code
+        )
     if observation.status != check.status:
         return CheckResult(
             "http",

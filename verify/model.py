@@ -183,6 +183,7 @@ class CheckResult:
     status: CheckStatus
     detail: str = ""
     permanent: bool = False  # an uninspectable check a restart cannot fix (e.g. proxy forbidden)
+    code: str = ""  # an uninspectable check's Uninspectable.code (e.g. "pod_gone")
 
 
 @dataclass(frozen=True)

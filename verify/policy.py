@@ -42,8 +42,8 @@ def _gone_pods(verdict: AttemptVerdict) -> list[str]:
     for pod in verdict.pods:
         if pod.status is CheckStatus.OK:
             continue
-        errors = [pod.error, *(c.error for c in pod.containers)]
-        if not any(e is not None and e.code == "pod_gone" for e in errors):
+        codes = [e.code for e in (pod.error, *(c.error for c in pod.containers)) if e is not None]
+        if "pod_gone" not in (*codes, *(c.code for c in pod.checks)):
             return []
         if any(c.error is None and c.status is not CheckStatus.OK for c in pod.containers):
             return []  # a mismatch seen before the pod went is still a mismatch

@@ -20,7 +20,8 @@ from urllib.parse import quote
 import httpx
 
 from verify import retry
-from verify.kube import Connection, status_message
+from verify.inspect import pod_gone
+from verify.kube import Api, Connection, status_message
 from verify.model import HttpExpectation, HttpObservation, PodTarget, Uninspectable
 
 MAX_BODY = 1024 * 1024  # a JSON field is looked for in the first MiB only
@@ -83,9 +84,16 @@ class Prober:
     """Runs every HTTP check on every pod, `concurrency` at a time, each within its timeout."""
 
     def __init__(
-        self, *, connection: Connection, timeout: float, concurrency: int, deadline: retry.Deadline
+        self,
+        *,
+        connection: Connection,
+        timeout: float,
+        concurrency: int,
+        deadline: retry.Deadline,
+        api: Api | None = None,
     ) -> None:
         self.connection = connection
+        self.api = api  # to tell "the pod was deleted under us" from an unreachable port
         self.timeout = timeout
         self.concurrency = concurrency
         self.deadline = deadline
@@ -126,7 +134,13 @@ class Prober:
 
     def check_pod(self, *, namespace: str, pod: PodTarget, check: HttpExpectation) -> HttpObservation:
         with self._slots:
-            return self._check_pod(namespace=namespace, pod=pod, check=check)
+            obs = self._check_pod(namespace=namespace, pod=pod, check=check)
+        if obs.error is not None and obs.error.code in ("unreachable", "pod_gone") and self.api is not None:
+            # a draining pod refuses connections before it disappears: say it went, not that it broke
+            gone = pod_gone(api=self.api, namespace=namespace, pod=pod)
+            if gone is not None:
+                return HttpObservation(check, error=gone)
+        return obs
 
     def _check_pod(self, *, namespace: str, pod: PodTarget, check: HttpExpectation) -> HttpObservation:
         seconds = min(self.timeout, self.deadline.remaining())

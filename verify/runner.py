@@ -589,6 +589,7 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             timeout=settings.exec_timeout,
             concurrency=settings.concurrency,
             deadline=deadline,
+            api=api,
         ),
     )
     try:

@@ -66,6 +66,8 @@ class Knobs:
     exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
     # pods force-deleted (grace 0, as `kubectl delete --force`) while their next exec runs
     delete_during_exec: set[str] = field(default_factory=set)
+    # pods force-deleted as their next pods/proxy request arrives
+    delete_during_proxy: set[str] = field(default_factory=set)
     crashloop_backoff_max: float = 5.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)

@@ -400,6 +400,12 @@ class PodNetwork:
         if parsed is None:
             raise ApiError.bad_request(f'invalid {"pod" if res is PODS else "service"} request "{id_}"')
         scheme, name, port = parsed
+        if res is PODS and name in self.cluster.knobs.delete_during_proxy:
+            # the pod is force-deleted as its proxied request arrives (a drain, a scale-down)
+            self.cluster.knobs.delete_during_proxy.discard(name)
+            self.cluster.note_fault("proxy-delete")
+            with contextlib.suppress(ApiError):
+                self.cluster.delete_object(PODS, ns, name, grace=0, propagation="Background")
         if res is PODS:
             ip, dport = self._pod_location(ns, name, port, scheme)
         else:

@@ -136,3 +136,15 @@ def test_a_mismatch_beside_a_deleted_pod_is_not_rechecked_away() -> None:
     assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "restart"
     only_gone = PodVerdict("web-1", "node-1", (ContainerVerdict("app", (), GONE),))
     assert decide(verdict=_two_pods(only_gone), restarts_done=0, restart_mode="once").action == "recheck"
+
+
+def test_a_pod_whose_http_check_found_it_deleted_is_inspected_again() -> None:
+    gone_check = CheckResult("http", "8080/health", CheckStatus.UNINSPECTABLE, GONE.reason, code="pod_gone")
+    refused = CheckResult(
+        "http", "8080/health", CheckStatus.UNINSPECTABLE, "connection refused", code="unreachable"
+    )
+    app = (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.OK),)),)
+    gone = PodVerdict("web-1", "node-1", app, checks=(gone_check,))
+    assert decide(verdict=_two_pods(gone), restarts_done=0, restart_mode="once").action == "recheck"
+    alive = PodVerdict("web-1", "node-1", app, checks=(refused,))
+    assert decide(verdict=_two_pods(alive), restarts_done=0, restart_mode="once").action == "restart"
