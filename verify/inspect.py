@@ -31,14 +31,15 @@ if TYPE_CHECKING:
     from verify.kube import Api
 
 # POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never code:
-# only shell identifiers ever reach `eval`, paths are passed as argv.
+# only shell identifiers ever reach `eval`, paths are passed as argv. The section markers start
+# with `=`, which no env name (`-` and `.` are allowed) and no absolute path can.
 PROBE = r"""
 __rv_m=
 __rv_ipad=
 for __rv_a in "$@"; do
   case "$__rv_a" in
-    --rv-env) __rv_m=env; continue;; --rv-file) __rv_m=file; continue;;
-    --rv-val) __rv_m=val; continue;; --rv-ipad) __rv_m=ipad; continue;;
+    =rv-env) __rv_m=env; continue;; =rv-file) __rv_m=file; continue;;
+    =rv-val) __rv_m=val; continue;; =rv-ipad) __rv_m=ipad; continue;;
   esac
   if [ "$__rv_m" = ipad ]; then
     __rv_ipad=$__rv_a
@@ -112,11 +113,11 @@ class RunKey:
 def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
     argv = ["sh", "-c", WIRE_PROBE, "rollout-verify"]
     if expectations.env:
-        argv += ["--rv-env", *expectations.env]
+        argv += ["=rv-env", *expectations.env]
     if expectations.env_values and run_key is not None:
-        argv += ["--rv-ipad", run_key.ipad_format(), "--rv-val", *(v.key for v in expectations.env_values)]
+        argv += ["=rv-ipad", run_key.ipad_format(), "=rv-val", *(v.key for v in expectations.env_values)]
     if expectations.files:
-        argv += ["--rv-file", *(f.path for f in expectations.files)]
+        argv += ["=rv-file", *(f.path for f in expectations.files)]
     return argv
 
 

@@ -107,3 +107,15 @@ def test_exec_query_is_encoded_as_the_official_client_encodes_it() -> None:
     # a second container with the same probe reuses the encoded command, not its name
     other = _exec_query(tuple(argv), "side")
     assert other.endswith("&container=side&stderr=true&stdin=false&stdout=true&tty=false")
+
+
+def test_an_env_name_that_looks_like_a_probe_marker_is_just_a_name() -> None:
+    # `-` is allowed in env names, so `--rv-file` is one; it must not switch the probe's section
+    exp = Expectations(env=("--rv-file", "PRESENT", "--rv-env"))
+    argv = probe_argv(exp, RunKey())
+    out = subprocess.run(
+        argv, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PRESENT": "1"}, check=True
+    ).stdout
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is None, out
+    assert obs.env_present == frozenset({"PRESENT"}), out
