@@ -241,7 +241,9 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
         return Case(kind, ("--expect-env", "A"), (), _field("deployment"))
     if kind == "unknown_flag":
         word = draw(UNKNOWN)
-        return with_base(Case(kind, (word,), (), (word,)))
+        # a stray positional may be a value (a token after an unknown flag): it is never echoed
+        named = word if word.startswith("-") else "unrecognized arguments: values (1 value not shown)"
+        return with_base(Case(kind, (word,), (), (named,)))
     if kind == "both_kubeconfigs":
         return with_base(
             Case(

@@ -633,6 +633,11 @@ class Settings(BaseSettings):
                 raise ValueError(f'"{shown}" exists and is not a directory')
         elif info.field_name != "kubeconfig" and os.path.isdir(value):
             raise ValueError(f'"{shown}" is a directory; give a file path')
+        if info.field_name != "kubeconfig":
+            # found out now, not after the run, when the verdict would have nowhere to go
+            why = _unwritable(value, directory=info.field_name == "output_dir")
+            if why:
+                raise ValueError(f'"{shown}" cannot be written ({why}); give a writable path')
         return value
 
     @field_validator("volume_grace", mode="before")
@@ -642,6 +647,29 @@ class Settings(BaseSettings):
         if seconds < 0:
             raise ValueError(f'"{value}" must not be negative')
         return seconds
+
+
+def _unwritable(path: str, *, directory: bool) -> str:
+    """Why `path` (a file, or with `directory` a directory, created if missing) cannot be
+    written; empty when it can."""
+    target = os.path.abspath(path)
+    if os.path.exists(target):
+        if not os.access(target, os.W_OK | (os.X_OK if directory else 0)):
+            return f"{_escaped(target)} is not writable"
+        if directory:
+            return ""
+    parent = os.path.dirname(target)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{_escaped(parent)} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{_escaped(parent)} is not writable"
+    return ""
+
+
+def _escaped(text: str) -> str:
+    return text.encode("unicode_escape").decode("ascii")
 
 
 class TargetSpec(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from verify.config import ConfigError, build_parser, load_job, load_settings, parse_duration, settings_fields
@@ -218,3 +220,37 @@ def test_stray_arguments_are_named_without_the_values_around_them() -> None:
     text = str(info.value)
     assert "c2VjcmV0" not in text and "abc" not in text and " x" not in text
     assert "unrecognized arguments: --kubeconfig-data --tok (3 values not shown); see --help" in text
+
+
+@pytest.mark.parametrize(
+    ("flag", "env_var"),
+    [
+        ("--report-json", "VERIFY_REPORT_JSON"),
+        ("--junit", "VERIFY_JUNIT"),
+        ("--summary", "VERIFY_SUMMARY"),
+        ("--output-dir", "VERIFY_OUTPUT_DIR"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(
+    flag: str, env_var: str, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=[flag, str(blocker / "sub" / "out")], environ=BASE)
+    text = str(info.value)
+    assert text.startswith(f"{flag}: ") and text.endswith(f"({env_var})")
+    assert f"cannot be written ({blocker} is not a directory); give a writable path" in text
+
+
+def test_output_paths_in_directories_yet_to_be_made_are_fine(tmp_path: Path) -> None:
+    s = load_settings(
+        argv=[
+            "--report-json",
+            str(tmp_path / "new" / "deeper" / "r.json"),
+            "--output-dir",
+            str(tmp_path / "o"),
+        ],
+        environ=BASE,
+    )
+    assert s.report_json is not None and s.output_dir is not None
