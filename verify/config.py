@@ -623,7 +623,7 @@ class Settings(BaseSettings):
     def _check_path(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return value
-        shown = value.encode("unicode_escape").decode("ascii")
+        shown = _escaped(value)
         if not value.strip():
             raise ValueError("is empty; give a file path")
         if _CONTROL.search(value):

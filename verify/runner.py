@@ -400,14 +400,13 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             if e.status != 409:
                 raise
             obj = run.api.get(path)
-            annotations = _annotations(obj)
             if _restarted_for_this(run, obj):
-                if annotations.get(RESTART_RECORD, "").partition(".")[2] == mine:
+                if _record(obj)[1] == mine:
                     # our own patch, applied, whose answer was lost; the retry met its own change
                     count()
                     run.log(f"{run.label}: restarted (once), waiting for the new rollout")
                     return
-                run.prior_restart = annotations.get(RESTART_RECORD_AT, "") or "another run"
+                run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "another run"
                 run.log(
                     f"{run.label}: another run of rollout-verify restarted it meanwhile "
                     f"({run.prior_restart}); it will not be restarted again"
@@ -434,9 +433,15 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
     )
 
 
+def _record(obj: dict[str, Any]) -> tuple[str, str]:
+    """The restart record `KEY.WRITER`: the restarted revision's key and the run that wrote it."""
+    key, _, writer = _annotations(obj).get(RESTART_RECORD, "").partition(".")
+    return key, writer
+
+
 def _restarted_for_this(run: Run, obj: dict[str, Any]) -> bool:
-    """Does the workload's restart record (`KEY.WRITER`) name its current template and sources?"""
-    record = _annotations(obj).get(RESTART_RECORD, "").partition(".")[0]
+    """Does the workload's restart record name its current template and sources?"""
+    record = _record(obj)[0]
     return bool(record) and record == restart_key(
         template=obj.get("spec", {}).get("template") or {}, sources=_source_versions(run)
     )
