@@ -782,7 +782,8 @@ def build_parser() -> argparse.ArgumentParser:
         argument_default=None,
     )
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))
-    p.add_argument("--deployment", metavar="NAME", help=_help("deployment"))
+    # appended only to tell a repeat (which would silently drop the first name) from one use
+    p.add_argument("--deployment", action="append", metavar="NAME", help=_help("deployment"))
     p.add_argument("--target", dest="targets", action="append", metavar="KIND/NAME", help=_help("targets"))
     p.add_argument("--selector", "-l", metavar="LABELS", help=_help("selector"))
     p.add_argument("--config", metavar="FILE", help=_help("config"))
@@ -901,6 +902,14 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     """Parse `argv` over the VERIFY_* values in `environ`; flags (even repeatable) replace env."""
     namespace = build_parser().parse_args(list(argv))
     _check_misspelled(environ)
+    deployments = list(dict.fromkeys(namespace.deployment or []))
+    if len(deployments) > 1:
+        raise ConfigError(
+            "deployment",
+            f"names one Deployment but was given {len(deployments)}; to verify several, "
+            "repeat --target deployment/NAME",
+        )
+    namespace.deployment = deployments[0] if deployments else None
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         with _using_environ(environ):

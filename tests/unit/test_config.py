@@ -254,3 +254,16 @@ def test_output_paths_in_directories_yet_to_be_made_are_fine(tmp_path: Path) -> 
         environ=BASE,
     )
     assert s.report_json is not None and s.output_dir is not None
+
+
+def test_a_second_deployment_flag_is_refused_rather_than_dropping_the_first() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--deployment", "web", "--deployment", "api"], environ={})
+    text = str(info.value)
+    assert text.startswith("--deployment: names one Deployment but was given 2")
+    assert "--target deployment/NAME" in text and "(VERIFY_DEPLOYMENT)" in text
+
+
+def test_the_same_deployment_named_twice_is_one_target() -> None:
+    job = load_job(argv=["--deployment", "web", "--deployment", "web", "--expect-env", "A"], environ={})
+    assert [str(p.ref) for p in job.targets] == ["deployment/web"]
