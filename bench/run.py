@@ -42,7 +42,7 @@ done
 
 def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, str]:
     """(wall seconds, exit code, peak RSS in KiB, stdout) of one child process; its CPU seconds
-    are left in LAST_CPU."""
+    are left in LAST_CPU. The RSS is only an upper bound (see `peak_rss`)."""
     t0 = LAST_START[0] = time.monotonic()
     proc = subprocess.Popen(
         cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
@@ -53,6 +53,24 @@ def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, str
     LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     return wall, proc.returncode, usage.ru_maxrss, out
+
+
+def peak_rss(cmd: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """(wall seconds, exit code, peak RSS in MiB) of `cmd` started by a small launcher, so the
+    peak is the child's own and not this process's (see bench/peak.py)."""
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-S", "-m", "bench.peak", *cmd],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    wall = time.monotonic() - t0
+    kib = int(proc.stderr.rstrip().rsplit("peak-rss-kib ", 1)[1])
+    return wall, proc.returncode, kib / 1024
 
 
 def web(cluster: Cluster, pods: int) -> None:
@@ -102,13 +120,14 @@ def throughput(pods: int, latency: float, concurrency: int, sweep: list[int], tm
         cluster.reset_counts()
         cluster.mark()
         own0, kids0 = time.process_time(), _children_cpu()
-        b_wall, b_code, b_rss, _ = run_child(verify_cmd(kc, concurrency), env)
+        b_wall, b_code, _, _ = run_child(verify_cmd(kc, concurrency), env)
         b_cpu = LAST_CPU[0]
         # kubesim runs in this process; the processes its execs start are its reaped children
         sim_cpu = time.process_time() - own0 + _children_cpu() - kids0 - b_cpu
         first_request = min((cluster.first_seen or {}).values(), default=math.nan) - LAST_START[0]
         b_requests = cluster.requests.total()
         b_execs = cluster.requests[("create", "pods/exec")]
+        b_rss_mib = peak_rss(verify_cmd(kc, concurrency), env)[2]
         # the same run with each exec's command started only once its latency has passed
         cluster.knobs.exec_command_after_latency = True
         serial_wall, _, _, _ = run_child(verify_cmd(kc, concurrency), env)
@@ -126,7 +145,7 @@ def throughput(pods: int, latency: float, concurrency: int, sweep: list[int], tm
         "b_serial": serial_wall,
         "c": c,
         "b_code": b_code,
-        "b_rss_mib": b_rss / 1024,
+        "b_rss_mib": b_rss_mib,
         "b_cpu": b_cpu,
         "sim_cpu": sim_cpu,
         "first_request": first_request,
@@ -148,8 +167,7 @@ def rss_only(pods: int, concurrency: int, tmp: Path) -> tuple[float, int, float]
     with Cluster(nodes=8, knobs=Knobs(sync_period=600)) as cluster:
         kc = cluster.write_kubeconfig(tmp / "kc-rss")
         web(cluster, pods)
-        wall, code, rss, _ = run_child(verify_cmd(kc, concurrency), {**os.environ, "HOME": str(tmp)})
-    return wall, code, rss / 1024
+        return peak_rss(verify_cmd(kc, concurrency), {**os.environ, "HOME": str(tmp)})
 
 
 def detection(runs: int, tmp: Path) -> tuple[list[float], list[float]]:
