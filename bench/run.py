@@ -288,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
             f"processes its execs start) on {cores} cores: that CPU alone needs at least "
             f"{(r['b_cpu'] + r['sim_cpu']) / cores:.2f} s of wall time; the limit (c) counts none"
         )
+        # start-up runs alone (kubesim waits for the first request), on one core
+        start = r["first_request"]
+        floor = start + max(0.0, r["b_cpu"] + r["sim_cpu"] - start) / cores
+        print(
+            f"    with start-up ({start:.2f} s) on one core and the rest spread over all {cores}: (b) >= "
+            f"{floor:.2f} s even with every core busy throughout, (b)/(c) >= {floor / r['c']:.2f}"
+        )
         print(f"peak RSS of rollout-verify at {r['pods']} pods: {r['b_rss_mib']:.1f} MiB")
         if args.rss_pods:
             wall, code, rss = rss_only(args.rss_pods, args.concurrency, tmp)
