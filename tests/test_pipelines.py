@@ -206,3 +206,39 @@ def test_github_masks_the_token_of_the_default_kubeconfig(cluster: Cluster, tmp_
     )
     assert out.code == 0, out.everything
     assert out.stdout.splitlines()[0] == f"::add-mask::{cluster.admin_token}"
+
+
+def test_a_missing_kubeconfig_from_the_kubeconfig_variable_names_that_variable(tmp_path: Path) -> None:
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", kubeconfig=str(tmp_path / "nope"), tmp_path=tmp_path
+    )
+    assert out.code == 2, out.everything
+    assert f'KUBECONFIG: file "{tmp_path / "nope"}" does not exist; pass --kubeconfig' in out.stderr
+
+
+def test_kubeconfig_content_pasted_into_the_kubeconfig_variable_is_not_echoed(tmp_path: Path) -> None:
+    pasted = base64.b64encode(
+        b"apiVersion: v1\nusers: [{name: u, user: {token: tok-never-printed-78}}]\n" * 4
+    )
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", kubeconfig=pasted.decode(), tmp_path=tmp_path
+    )
+    assert out.code == 2, out.everything
+    assert "KUBECONFIG: file (a value of" in out.stderr
+    assert "give the content in VERIFY_KUBECONFIG_DATA" in out.stderr
+    assert pasted.decode()[:40] not in out.everything
+
+
+def test_a_password_in_the_server_url_is_not_shown_when_it_cannot_be_reached(tmp_path: Path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://admin:pw-never-printed-79@127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n"
+    )
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", "--timeout", "2", kubeconfig=str(kc), tmp_path=tmp_path
+    )
+    assert out.code == 3, out.everything
+    assert "cannot reach the API server at https://127.0.0.1:1" in out.everything
+    assert "pw-never-printed-79" not in out.everything

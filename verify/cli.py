@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from verify import credentials, outcome, summary
 from verify.config import ConfigError, Job, Settings, env_var, load_job
 from verify.platforms import argo, github, gitlab
+from verify.redact import one_line
 from verify.report import RunResult, problem_lines, to_json, verdict_line
 
 EXIT_CONFIG = 2
@@ -146,8 +147,10 @@ def _verify(*, job: Job, kubeconfig_path: str | None, platform: _Platform) -> Ru
         )
         _started()
     except kube.KubeConfigError as e:
-        message = str(e)
+        message = one_line(str(e))
         if settings.kubeconfig_data is not None:
+            # the content came in VERIFY_KUBECONFIG_DATA (written to a file for the loader)
+            message = message.replace("--kubeconfig/--context:", f"{env_var('kubeconfig_data')}:", 1)
             message = message.replace("(VERIFY_KUBECONFIG,", f"({env_var('kubeconfig_data')},")
         _stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)

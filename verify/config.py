@@ -38,24 +38,26 @@ from pydantic_settings import (
 from pydantic_settings.sources.utils import parse_env_vars
 
 from verify.model import FileSource, FileSpec, HttpExpectation
+from verify.redact import escaped as _escaped
+from verify.redact import looks_like_content, shown_path
+from verify.redact import one_line as _one_line
 from verify.targets import WorkloadRef, parse_target, valid_name
 
 ENV_PREFIX = "VERIFY_"
 PROG = "rollout-verify"
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_OBJECT_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_OBJECT_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}\Z")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
 _HTTP_HINT = "use PORT/PATH[=STATUS], e.g. 8080/healthz or 8080/config=200"
-_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-_JSON_FIELD = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?\Z")
+_JSON_FIELD = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\Z")
 
 # field name -> CLI flag; the env var is always VERIFY_<FIELD NAME UPPER>. Fields missing here
 # are env-only (content that must not appear in a process list or shell history).
@@ -123,12 +125,11 @@ def pipeline_input(field: str) -> str:
     return _INPUTS.get(field, field.replace("_", "-"))
 
 
-def _one_line(text: str) -> str:
-    """One printable line: whitespace runs collapsed, anything unprintable (an ESC would start a
-    terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split())
-    )
+def _what(item: Any) -> str:
+    """How an error names a non-text entry: its kind only (`{name: K, value: V}` may hold a secret)."""
+    kinds = {dict: "a mapping", list: "a list", bool: "true/false", int: "a number", float: "a number"}
+    kind = next((k for t, k in kinds.items() if isinstance(item, t)), "a non-text entry")
+    return f"{kind} (content not shown)"
 
 
 def _split_list(value: Any, *, newline_only: bool) -> list[Any]:
@@ -140,7 +141,7 @@ def _split_list(value: Any, *, newline_only: bool) -> list[Any]:
     elif isinstance(value, list | tuple):
         items = list(value)
     else:
-        raise ValueError(f"{value!r} is not a text or a list of texts")
+        raise ValueError(f"{_what(value)} is not a text or a list of texts")
     out: list[Any] = []
     for item in items:
         if not isinstance(item, str):
@@ -319,7 +320,7 @@ def check_selector(text: str) -> str:
     raw = text.strip()
     if not raw:
         raise ValueError("is empty; use e.g. app=web or tier in (web,api)")
-    set_term = re.compile(r"^(\S+)\s+(in|notin)\s+\(([^()]*)\)$")
+    set_term = re.compile(r"^(\S+)\s+(in|notin)\s+\(([^()]*)\)\Z")
     for term in _selector_terms(raw):
         m = set_term.match(term)
         if m:
@@ -352,7 +353,9 @@ def check_selector(text: str) -> str:
 def _containers(cls: Any, value: Any) -> list[Any]:
     items = _split_list(value, newline_only=False)
     for item in items:
-        if not isinstance(item, str) or len(item) > 63 or not _DNS1123_LABEL.match(item):
+        if not isinstance(item, str):
+            raise ValueError(f"{_what(item)} is not a container name; list names only")
+        if len(item) > 63 or not _DNS1123_LABEL.match(item):
             raise ValueError(f'"{item}" is not a valid container name (DNS-1123 label)')
     return list(dict.fromkeys(items))
 
@@ -360,9 +363,12 @@ def _containers(cls: Any, value: Any) -> list[Any]:
 def _expect_env(cls: Any, value: Any) -> list[Any]:
     items = _split_list(value, newline_only=False)
     for item in items:
-        if not isinstance(item, str) or not _ENV_NAME.match(item):
+        if not isinstance(item, str):
+            # `{name: K, value: V}` (a pod spec's env entry) is the likely mistake: never shown
+            raise ValueError(f"{_what(item)} is not an env var name; list names only, no values")
+        if not _ENV_NAME.match(item):
             # KEY=VALUE is the likely mistake: the value may be a secret, so it is never shown
-            name, eq, _ = str(item).partition("=")
+            name, eq, _ = item.partition("=")
             shown = f'"{name}=…" (its value not shown)' if eq else f'"{name}"'
             raise ValueError(
                 f"{shown} is not an env var name; use letters, digits and _ "
@@ -379,7 +385,7 @@ def _expect_file(cls: Any, value: Any) -> list[FileSpec]:
         elif isinstance(item, str):
             specs.append(parse_file_spec(item))
         else:
-            raise ValueError(f"{item!r} is not PATH=SPEC; {_SPEC_HINT}")
+            raise ValueError(f"{_what(item)} is not PATH=SPEC; {_SPEC_HINT}")
     seen: set[str] = set()
     for spec in specs:
         if spec.path in seen:
@@ -414,18 +420,24 @@ def _http_from_mapping(item: Mapping[str, Any]) -> HttpExpectation:
     )
 
 
+# entries are split on newlines, and on a comma only where the next entry's PORT/ starts: a
+# path's own query may hold commas (8080/items?ids=1,2)
+_HTTP_SEPARATOR = re.compile(r"[\n\r]+|,(?=\s*\d+/)")
+
+
 def _expect_http(cls: Any, value: Any) -> list[HttpExpectation]:
-    items = value if isinstance(value, list) else _split_list(value, newline_only=False)
+    items = value if isinstance(value, list) else _split_list(value, newline_only=True)
     checks: list[HttpExpectation] = []
     for item in items:
         if isinstance(item, HttpExpectation):
             checks.append(item)
         elif isinstance(item, str):
-            checks.extend(parse_http_check(part) for part in _split_list(item, newline_only=False))
+            parts = (p.strip() for p in _HTTP_SEPARATOR.split(item))
+            checks.extend(parse_http_check(part) for part in parts if part)
         elif isinstance(item, Mapping):
             checks.append(_http_from_mapping(item))
         else:
-            raise ValueError(f"{item!r} is not an HTTP check; {_HTTP_HINT}")
+            raise ValueError(f"{_what(item)} is not an HTTP check; {_HTTP_HINT}")
     return list(dict.fromkeys(checks))
 
 
@@ -482,7 +494,8 @@ _EXPECT_FILE_HELP = (
 )
 _EXPECT_HTTP_HELP = (
     "PORT/PATH[=STATUS] each pod must answer through the API server's pod proxy (default status "
-    "200); the flag repeats, the env var is comma/newline separated. JSON field checks: --config."
+    "200); the flag repeats, the env var is newline separated (or comma separated before each "
+    "PORT/, so a query may hold commas). JSON field checks: --config."
 )
 
 
@@ -623,21 +636,26 @@ class Settings(BaseSettings):
     def _check_path(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return value
-        shown = _escaped(value)
+        shown = shown_path(value)
         if not value.strip():
             raise ValueError("is empty; give a file path")
-        if _CONTROL.search(value):
-            raise ValueError(f'"{shown}" has a control character (a newline?); give one file path')
+        if looks_like_content(value):
+            fix = (
+                "kubeconfig content goes in VERIFY_KUBECONFIG_DATA"
+                if info.field_name == "kubeconfig"
+                else "give one file path"
+            )
+            raise ValueError(f"{shown} is not a file path; {fix}")
         if info.field_name == "output_dir":
             if os.path.exists(value) and not os.path.isdir(value):
-                raise ValueError(f'"{shown}" exists and is not a directory')
+                raise ValueError(f"{shown} exists and is not a directory")
         elif info.field_name != "kubeconfig" and os.path.isdir(value):
-            raise ValueError(f'"{shown}" is a directory; give a file path')
+            raise ValueError(f"{shown} is a directory; give a file path")
         if info.field_name != "kubeconfig":
             # found out now, not after the run, when the verdict would have nowhere to go
             why = _unwritable(value, directory=info.field_name == "output_dir")
             if why:
-                raise ValueError(f'"{shown}" cannot be written ({why}); give a writable path')
+                raise ValueError(f"{shown} cannot be written ({why}); give a writable path")
         return value
 
     @field_validator("volume_grace", mode="before")
@@ -668,10 +686,6 @@ def _unwritable(path: str, *, directory: bool) -> str:
     return ""
 
 
-def _escaped(text: str) -> str:
-    return text.encode("unicode_escape").decode("ascii")
-
-
 class TargetSpec(BaseModel):
     """One target of a --config file: the same validators as the run's settings. A field left
     unset (None) takes the run's value (flag, env var or default)."""
@@ -699,7 +713,7 @@ class TargetSpec(BaseModel):
         if isinstance(value, WorkloadRef):
             return value
         if not isinstance(value, str):
-            raise ValueError(f"{value!r} is not KIND/NAME, e.g. deployment/web")
+            raise ValueError(f"{_what(value)} is not KIND/NAME, e.g. deployment/web")
         return parse_target(value)
 
 
@@ -762,6 +776,11 @@ class _Parser(argparse.ArgumentParser):
             message = head + (" ".join(flags) or "values")
             if hidden:
                 message += f" ({hidden} value{'s' if hidden != 1 else ''} not shown)"
+        else:
+            # `ambiguous option: --expect=KEY=VALUE could match ...`, `ignored explicit argument
+            # 'VALUE'`: argparse quotes what was typed, which may be a value; keep the options
+            message = re.sub(r"(--?[A-Za-z0-9][-\w]*)=\S*", r"\1=…", message)
+            message = re.sub(r"'[^']*'", "'…'", message)
         raise ConfigError("argv", f"{self.prog}: {message}; see --help")
 
 

@@ -104,6 +104,7 @@ def load_targets(*, path: str) -> list[TargetSpec]:
     if not isinstance(targets, list) or not targets:
         raise fail(("targets",), '"targets" must be a non-empty list of {target: KIND/NAME, ...}')
     specs: list[TargetSpec] = []
+    first: dict[tuple[str, str, str | None], int] = {}
     for i, item in enumerate(targets):
         at: Path = ("targets", i)
         label = f"targets[{i}]"
@@ -128,4 +129,14 @@ def load_targets(*, path: str) -> list[TargetSpec]:
             field = str(loc[0]) if loc else ""
             key = next((k for k, v in _KEYS.items() if v == field), field)
             raise fail((*at, key, *loc[1:]), f"{label}: {key}: {message}") from None
+        spec = specs[-1]
+        same = (spec.target.kind, spec.target.name, spec.namespace)
+        if same in first:
+            j = first[same]
+            raise fail(
+                at,
+                f"{label}: names the same workload as targets[{j}] (line "
+                f"{_line_of(lines, ('targets', j))}); name it once",
+            )
+        first[same] = i
     return specs

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from verify import retry
+from verify.redact import looks_like_content, shown_path, without_userinfo
 
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -38,7 +39,7 @@ class KubeConfigError(Exception):
 
 @dataclass
 class Connection:
-    host: str
+    host: str  # the server's URL as messages show it: without any user:password@
     namespace: str
     configuration: Any  # kubernetes.client.Configuration, for exec
     http: httpx.Client
@@ -70,16 +71,23 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
             with open(f"{SA_DIR}/namespace") as fh:
                 namespace = fh.read().strip() or "default"
         else:
-            path = (
-                kubeconfig
-                or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-                or os.path.expanduser("~/.kube/config")
-            )
+            env_path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+            path = kubeconfig or env_path or os.path.expanduser("~/.kube/config")
             if not os.path.exists(path):
-                raise KubeConfigError(
-                    f"--kubeconfig: file {path} does not exist; "
-                    "pass --kubeconfig or set KUBECONFIG (VERIFY_KUBECONFIG)"
+                named_by = (
+                    "--kubeconfig (VERIFY_KUBECONFIG)"
+                    if kubeconfig
+                    else "KUBECONFIG"
+                    if env_path
+                    else "the default kubeconfig"
                 )
+                hint = (
+                    "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
+                    if looks_like_content(path)
+                    else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
+                    "content in VERIFY_KUBECONFIG_DATA"
+                )
+                raise KubeConfigError(f"{named_by}: file {shown_path(path)} does not exist; {hint}")
             config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
             _, active = config.list_kube_config_contexts(config_file=path)
             if context:
@@ -125,7 +133,7 @@ def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 3
         )
 
     return Connection(
-        host=cfg.host,
+        host=without_userinfo(cfg.host),
         namespace=namespace,
         configuration=cfg,
         http=rest_client(limits),

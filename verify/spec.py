@@ -21,8 +21,8 @@ from typing import Any
 from verify.model import Expectations, ExpectedEnv, ExpectedFile, Source
 
 Ref = tuple[str, str]  # ("configmap" | "secret", name)
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # values are compared only for these
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+_SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")  # values are compared only for these
 
 
 def env_hmac(key: bytes, value: bytes) -> str:

@@ -36,7 +36,7 @@ PLURAL: dict[Kind, str] = {
     "statefulset": "statefulsets",
     "daemonset": "daemonsets",
 }
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _TARGET_HINT = "use KIND/NAME with KIND deployment, statefulset or daemonset (or deploy, sts, ds)"
 
 

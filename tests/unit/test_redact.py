@@ -1,0 +1,115 @@
+"""What errors may show of the user's input: names and short paths, never pasted content or
+values, and always one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verify.config import ConfigError, load_job, load_settings
+from verify.configfile import ConfigFileError, load_targets
+from verify.redact import one_line, shown_path, without_userinfo
+
+SECRET = "hunter2-never-shown"
+
+
+def test_short_paths_are_quoted_and_pasted_content_is_only_measured() -> None:
+    assert shown_path("/tmp/kc") == '"/tmp/kc"'
+    pasted = "YXBpVmVyc2lvbjogdjEK" * 30
+    assert SECRET not in shown_path(pasted + SECRET)
+    assert (
+        shown_path(pasted)
+        == f"(a value of {len(pasted)} characters, not shown: file content rather than a path?)"
+    )
+    assert "token" not in shown_path("apiVersion: v1\nusers: [{user: {token: x}}]")
+
+
+def test_userinfo_is_dropped_from_server_urls() -> None:
+    assert without_userinfo(f"https://admin:{SECRET}@10.0.0.1:6443/k8s") == "https://10.0.0.1:6443/k8s"
+    assert without_userinfo("https://10.0.0.1:6443") == "https://10.0.0.1:6443"
+
+
+def test_one_line_escapes_what_a_terminal_would_interpret() -> None:
+    assert one_line("a\n  b\x1b[31m") == "a b\\x1b[31m"
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        f"[{{name: API_KEY, value: {SECRET}}}]",  # a pod spec's env entry pasted in
+        f"[{{API_KEY: {SECRET}}}]",
+    ],
+)
+def test_a_mapping_given_as_an_env_name_in_a_config_file_is_never_echoed(tmp_path: Path, entry: str) -> None:
+    path = tmp_path / "verify.yaml"
+    path.write_text(f"targets:\n  - target: deployment/web\n    expect-env: {entry}\n")
+    with pytest.raises(ConfigFileError) as info:
+        load_targets(path=str(path))
+    text = str(info.value)
+    assert SECRET not in text and "\n" not in text
+    assert "expect-env: a mapping (content not shown) is not an env var name; list names only" in text
+
+
+def test_a_mapping_given_as_expect_file_is_never_echoed(tmp_path: Path) -> None:
+    path = tmp_path / "verify.yaml"
+    path.write_text(f"targets:\n  - target: deployment/web\n    expect-file: {{/etc/app.conf: {SECRET}}}\n")
+    with pytest.raises(ConfigFileError) as info:
+        load_targets(path=str(path))
+    assert SECRET not in str(info.value) and "a mapping (content not shown)" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--expect=API_KEY=" + SECRET],  # argparse: "ambiguous option: --expect=..."
+        ["--from-spec=" + SECRET],  # argparse: "ignored explicit argument '...'"
+    ],
+)
+def test_argument_errors_never_repeat_what_was_typed_after_the_option(argv: list[str]) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--deployment", "web", *argv], environ={})
+    assert SECRET not in str(info.value) and "see --help" in str(info.value)
+
+
+def test_kubeconfig_content_given_as_its_path_is_refused_without_echoing_it() -> None:
+    content = f"apiVersion: v1\nusers: [{{name: u, user: {{token: {SECRET}}}}}]\n"
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--deployment", "web"], environ={"VERIFY_KUBECONFIG": content})
+    text = str(info.value)
+    assert SECRET not in text and "\n" not in text
+    assert text.startswith("--kubeconfig: (a value of")
+    assert "kubeconfig content goes in VERIFY_KUBECONFIG_DATA" in text
+
+
+@pytest.mark.parametrize(
+    ("env", "field"),
+    [({"VERIFY_NAMESPACE": "default\n"}, "--namespace"), ({"VERIFY_DEPLOYMENT": "web\n"}, "--deployment")],
+)
+def test_a_trailing_newline_is_not_a_valid_name(env: dict[str, str], field: str) -> None:
+    # `$` in a pattern also matches before a final newline: names are matched to their very end
+    with pytest.raises(ConfigError) as info:
+        load_job(
+            argv=["--expect-env", "A", *([] if "VERIFY_DEPLOYMENT" in env else ["--deployment", "web"])],
+            environ=env,
+        )
+    assert str(info.value).startswith(field) and "\n" not in str(info.value)
+
+
+def test_an_http_path_may_hold_commas_and_entries_still_split_before_each_port() -> None:
+    s = load_settings(argv=["--deployment", "web", "--expect-http", "8080/items?ids=1,2"], environ={})
+    assert [(c.port, c.path) for c in s.expect_http] == [(8080, "/items?ids=1,2")]
+    s = load_settings(
+        argv=["--deployment", "web"], environ={"VERIFY_EXPECT_HTTP": "8080/a?x=1,2, 9090/b\n8081/c"}
+    )
+    assert [(c.port, c.path) for c in s.expect_http] == [(8080, "/a?x=1,2"), (9090, "/b"), (8081, "/c")]
+
+
+def test_the_same_workload_twice_in_a_config_file_names_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "verify.yaml"
+    path.write_text("targets:\n  - target: deployment/web\n    expect-env: [A]\n  - target: deploy/web\n")
+    with pytest.raises(ConfigFileError) as info:
+        load_targets(path=str(path))
+    assert str(info.value) == (
+        f"{path}:4: targets[1] (deploy/web): names the same workload as targets[0] (line 2); name it once"
+    )
