@@ -71,6 +71,39 @@ def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
     assert elapsed < 30
 
 
+@pytest.mark.parametrize("status", [500, 504])
+def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, status: int
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.pod_start_delay = 0.5
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "2"}]))
+    cluster.reset_counts()
+    cluster.inject(
+        Fault("watch-error", status=status, message="etcdserver: leader changed", match="^watch deployments$")
+    )
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert cluster.injected["watch-error"] == 1
+    assert out.code == 0, out.everything
+    assert cluster.requests[("watch", "deployments")] >= 2  # the failed one, then one that saw it done
+    assert "leader changed" not in out.everything
+
+
+def test_a_4xx_error_event_on_the_watch_still_ends_the_run(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.pod_start_delay = 0.5
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "2"}]))
+    cluster.inject(Fault("watch-error", status=400, message="bad watch", match="^watch deployments$"))
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert cluster.injected["watch-error"] == 1
+    assert out.code == 3, out.everything
+    assert "ERROR deployment web: bad watch" in out.stdout
+
+
 def _ready_pods(cluster: Cluster, name: str) -> list[str]:
     return sorted(
         p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith(name)

@@ -406,3 +406,23 @@ def test_a_deploy_landing_during_inspection_is_inspected_instead_of_restarted(
     assert (first["revision"], second["revision"]) == ("1", "2")
     dep = cluster.get("Deployment", "web") or {}
     assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"  # no restart
+
+
+def test_a_lost_restart_answer_is_counted_even_when_a_webhook_changed_the_template(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    # the stored template differs from the one the client predicted for its record, so only the
+    # record's writer tells that the change found on the retry is this run's own restart
+    cluster.apply(deployment("web", replicas=1))
+    cluster.wait_rollout("web")
+    cluster.knobs.mutating_webhook = True
+    cluster.inject(Fault("reset-after", match="patch deployments", times=1))
+    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert cluster.injected["reset-after"] == 1
+    assert out.code == 1, out.everything
+    assert "changed to a new revision" not in out.everything and "another run" not in out.everything
+    assert "restarted (once)" in out.stderr
+    assert out.report is not None and out.report["restarted"] is True
+    assert cluster.requests[("patch", "deployments")] == 2  # the lost one and its retry, no more
+    dep = cluster.get("Deployment", "web") or {}
+    assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"

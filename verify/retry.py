@@ -87,6 +87,25 @@ def _waits(*, base: float, cap: float, deadline: Deadline) -> Generator[float | 
         exc = yield max(0.0, min(wait, deadline.remaining()))
 
 
+class Backoff:
+    """The waits of `call` for a loop that cannot be one call (a watch resumed after each fault,
+    with events in between): full jitter, Retry-After honoured, never past the deadline."""
+
+    def __init__(self, *, deadline: Deadline, base: float = 0.2, cap: float = 5.0) -> None:
+        self._deadline, self._base, self._cap = deadline, base, cap
+        self.reset()
+
+    def reset(self) -> None:
+        """The loop made progress: the next fault waits the shortest again."""
+        self._waits = _waits(base=self._base, cap=self._cap, deadline=self._deadline)
+        next(self._waits)
+
+    def sleep(self, exc: Transient) -> None:
+        wait = self._waits.send(exc)
+        if wait:
+            time.sleep(wait)
+
+
 def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: float = 5.0) -> T:
     """Run `fn`, retrying `Transient` failures with backoff until the deadline runs out."""
 

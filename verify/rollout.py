@@ -227,6 +227,12 @@ def _partition(statefulset: Mapping[str, Any]) -> int:
     return max(0, _int(rolling, "partition"))
 
 
+def _start_ordinal(statefulset: Mapping[str, Any]) -> int:
+    """`spec.ordinals.start`: pods are named from it, while a partition counts replica indexes
+    (ordinal - start), as the StatefulSet controller's update loop does."""
+    return max(0, _int(_dict(statefulset, "spec", "ordinals"), "start"))
+
+
 def statefulset_state(*, statefulset: Mapping[str, Any]) -> RolloutState:
     """kubectl's StatefulSetStatusViewer, message text included."""
     meta = _dict(statefulset, "metadata")
@@ -314,6 +320,7 @@ def select_statefulset_pods(
     if not revision:
         return PodSelection("", "", "", (), (f"{label}: has no update revision yet",))
     replicas, partition = _replicas(statefulset), _partition(statefulset)
+    first = _start_ordinal(statefulset) + partition
     prefix = f"{_str(meta, 'name')}-"
     # only ordinals at or above the partition are this rollout's: the ones below may sit at the
     # update revision too (a fresh StatefulSet), but a partition says they need not
@@ -326,7 +333,7 @@ def select_statefulset_pods(
             value=revision,
             containers=containers,
         )
-        if t.name.removeprefix(prefix).isdigit() and int(t.name.removeprefix(prefix)) >= partition
+        if t.name.removeprefix(prefix).isdigit() and int(t.name.removeprefix(prefix)) >= first
     )
     wanted = max(0, replicas - partition)
     permanent = _unknown_containers(

@@ -400,12 +400,15 @@ def restart(run: Run, obj: dict[str, Any]) -> None:
             if e.status != 409:
                 raise
             obj = run.api.get(path)
+            if _record(obj)[1] == mine:
+                # our own patch, applied, whose answer was lost; the retry met its own change.
+                # Asked first: the stored template may differ from the one predicted here (a
+                # mutating webhook, or a deploy landing right after), and this run's restart
+                # was sent all the same
+                count()
+                run.log(f"{run.label}: restarted (once), waiting for the new rollout")
+                return
             if _restarted_for_this(run, obj):
-                if _record(obj)[1] == mine:
-                    # our own patch, applied, whose answer was lost; the retry met its own change
-                    count()
-                    run.log(f"{run.label}: restarted (once), waiting for the new rollout")
-                    return
                 run.prior_restart = _annotations(obj).get(RESTART_RECORD_AT, "") or "another run"
                 run.log(
                     f"{run.label}: another run of rollout-verify restarted it meanwhile "

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +29,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
 
     path = api_path(kind=kind, namespace=namespace, name=name)
     dep: dict[str, Any] = api.get(path)
+    pause = retry.Backoff(deadline=api.deadline)
     while True:
         state = state_of(dep)
         if state.done:
@@ -57,10 +57,14 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
                     if typ == "ERROR":
                         if obj.get("code") == 410:  # too old: start again from a fresh GET
                             break
-                        raise KubeError(
-                            status_message(json.dumps(obj), "watch failed")[0],
-                            status=int(obj.get("code") or 0),
-                        )
+                        code = int(obj.get("code") or 0)
+                        msg = status_message(json.dumps(obj), "watch failed")[0]
+                        if retry.retryable(code, msg):
+                            # etcd's leader change or timeout sent as an event (500, 504):
+                            # resumed, as kubectl's RetryWatcher does
+                            raise retry.Transient(f"watch failed: {msg} (HTTP {code})")
+                        raise KubeError(msg, status=code)
+                    pause.reset()
                     if typ == "DELETED":
                         raise KubeError(f"{kind} {name} was deleted during the rollout", status=404)
                     if typ == "BOOKMARK":
@@ -78,8 +82,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
                 else:
                     continue  # stream ended (timeoutSeconds): resume from the last version seen
         except retry.Transient as e:
-            wait = e.retry_after if e.retry_after is not None else 0.5
-            time.sleep(min(wait, api.deadline.remaining()))
+            pause.sleep(e)
         except KubeError as e:
             if e.status != 410:  # an expired version as an HTTP status: re-read, as for the event
                 raise

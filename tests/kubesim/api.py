@@ -92,6 +92,9 @@ async def _bare_upgrade(request: web.Request, response: web.StreamResponse) -> N
         response.headers["Connection"] = "Upgrade"
 
 
+WEBHOOK_STAMP = "policy.example.com/stamp"
+
+
 class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -122,6 +125,13 @@ class ApiServer:
                 c.note_fault("expired")
                 rv = c.store.oldest_rv()
                 event = {"type": "ERROR", "object": ApiError.expired(max(rv - 1, 1), rv).status()}
+                return web.Response(
+                    status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
+                )
+            if fault.kind == "watch-error":
+                # etcd's leader change or timeout reaching an open watch: HTTP 200, one ERROR event
+                c.note_fault("watch-error")
+                event = {"type": "ERROR", "object": _fault_error(fault).status()}
                 return web.Response(
                     status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
                 )
@@ -290,6 +300,7 @@ class ApiServer:
                 raise ApiError.bad_request("the name of the object does not match the name on the URL")
             body.setdefault("metadata", {})["name"] = name
             self._prepare(res, body)
+            self._webhook(res, body, sub)
             if res.kind == "Service" and not sub:
                 self.cluster.net.admit_service(body, self.store.get(res, ns or "", name))
             out = self.store.update(res, ns or "", body, subresource=sub or "")
@@ -302,6 +313,7 @@ class ApiServer:
             patched.setdefault("metadata", {})["name"] = name
             # a patch never carries a stale resourceVersion unless the client put one in
             self._prepare(res, patched)
+            self._webhook(res, patched, sub)
             if res.kind == "Service" and not sub:
                 self.cluster.net.admit_service(patched, cur)
             if _bool(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
@@ -339,6 +351,14 @@ class ApiServer:
         if not isinstance(body, dict):
             raise ApiError.bad_request("request body must be an object")
         return body
+
+    def _webhook(self, res: Resource, obj: Obj, sub: str | None) -> None:
+        """Knobs.mutating_webhook: stamp the pod template of a Deployment written via the API."""
+        if res.kind != "Deployment" or sub or not self.cluster.knobs.mutating_webhook:
+            return
+        template = obj.setdefault("spec", {}).setdefault("template", {})
+        annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+        annotations[WEBHOOK_STAMP] = str(int(annotations.get(WEBHOOK_STAMP, "0")) + 1)
 
     def _prepare(self, res: Resource, obj: Obj) -> None:
         """Apiserver-side defaulting and validation that kubesim's clients rely on."""

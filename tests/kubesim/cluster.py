@@ -68,6 +68,9 @@ class Knobs:
     delete_during_exec: set[str] = field(default_factory=set)
     # pods force-deleted as their next pods/proxy request arrives
     delete_during_proxy: set[str] = field(default_factory=set)
+    # a mutating admission webhook (a policy engine) stamping every Deployment template written
+    # through the API: the stored template is never exactly the one the client sent
+    mutating_webhook: bool = False
     crashloop_backoff_max: float = 5.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)
@@ -77,7 +80,8 @@ class Knobs:
 @dataclass
 class Fault:
     # "status" | "reset" (dropped unserved) | "reset-after" (served, then dropped before the
-    # answer) | "expired" (a watch answered with the 410 ERROR event)
+    # answer) | "expired" (a watch answered with the 410 ERROR event) | "watch-error" (a watch
+    # answered with an ERROR event of `status`, as etcd's leader change sends 500)
     kind: str
     status: int = 500
     retry_after: int = 1

@@ -137,7 +137,10 @@ def test_config_targets_override_run_level_expectations_field_by_field(tmp_path:
             "targets:\n  - target: deployment/web\n    expect-env: 5\n",
             "expect-env: a number (content not shown) is not a text or a list",
         ),
-        ("targets:\n  - target: deployment/web\n    containers: true\n", "containers: true/false (content not shown) is not a text"),
+        (
+            "targets:\n  - target: deployment/web\n    containers: true\n",
+            "containers: true/false (content not shown) is not a text",
+        ),
         (
             "targets:\n  - target: deployment/web\n    expect-http: [{port: 1, path: /v, json: {field: d, equals: 2024-01-01}}]\n",
             "which is not a JSON value; quote it",

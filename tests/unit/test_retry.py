@@ -90,6 +90,30 @@ def test_call_gives_up_at_the_deadline_and_never_waits_past_it() -> None:
     assert len(calls) >= 2  # asked again once the (clamped) wait was over
 
 
+def test_backoff_waits_grow_honour_retry_after_and_start_over_after_progress() -> None:
+    waits: list[float] = []
+    pause = retry.Backoff(deadline=retry.Deadline(60), base=0.001, cap=0.004)
+    real_sleep = time.sleep
+    try:
+        time.sleep = waits.append  # type: ignore[assignment]
+        for _ in range(4):
+            pause.sleep(retry.Transient("503"))
+        pause.sleep(retry.Transient("429", retry_after=0.25))
+        pause.reset()
+        pause.sleep(retry.Transient("503"))
+    finally:
+        time.sleep = real_sleep
+    assert all(0 <= w <= 0.004 for w in waits[:4]) and waits[4] == 0.25
+    assert waits[5] <= 0.001  # the first wait again
+
+
+def test_backoff_never_waits_past_the_deadline() -> None:
+    pause = retry.Backoff(deadline=retry.Deadline(0.2))
+    t0 = time.monotonic()
+    pause.sleep(retry.Transient("429", retry_after=30))
+    assert time.monotonic() - t0 < 0.5
+
+
 def test_call_does_not_retry_other_errors() -> None:
     calls = []
 

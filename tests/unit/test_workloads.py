@@ -184,6 +184,15 @@ def test_a_fresh_partitioned_statefulset_checks_only_the_ordinals_above_the_part
     assert [p.name for p in sel.pods] == ["db-2"] and sel.problems == ()
 
 
+def test_a_partition_counts_replica_indexes_when_ordinals_start_above_zero() -> None:
+    # spec.ordinals.start 1: pods db-1..db-3 are indexes 0..2, and partition 2 leaves only db-3
+    obj = sts(partition=2, readyReplicas=3, updatedReplicas=3, updateRevision="db-a", currentRevision="db-a")
+    obj["spec"]["ordinals"] = {"start": 1}
+    pods = [pod(f"db-{i}", "sts-uid", {"controller-revision-hash": "db-a"}) for i in (1, 2, 3)]
+    sel = select_statefulset_pods(statefulset=obj, pods=pods)
+    assert [p.name for p in sel.pods] == ["db-3"] and sel.problems == ()
+
+
 def test_statefulset_partition_covering_every_replica_leaves_nothing_to_verify() -> None:
     obj = sts(partition=3, readyReplicas=3, updateRevision="db-new")
     sel = select_statefulset_pods(statefulset=obj, pods=[])
