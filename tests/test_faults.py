@@ -148,7 +148,7 @@ def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
     assert f"pod {stuck}" in out.stdout and "timed out" in out.stdout
 
 
-@pytest.mark.parametrize("hang", ["exec", "api", "watch"])
+@pytest.mark.parametrize("hang", ["exec", "upgrade", "api", "watch"])
 def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, hang: str
 ) -> None:
@@ -156,6 +156,8 @@ def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
     cluster.wait_rollout("web")
     if hang == "exec":
         cluster.knobs.exec_hang.update(_ready_pods(cluster, "web"))
+    elif hang == "upgrade":  # the exec request is never answered at all, not even with a 101
+        cluster.knobs.exec_hang_upgrade.update(_ready_pods(cluster, "web"))
     elif hang == "api":
         cluster.knobs.api_latency = 3600.0  # every request is accepted, then never answered
     else:  # a rollout that never completes, watched by a stream that never says anything
@@ -177,11 +179,47 @@ def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
     )
     elapsed = time.monotonic() - t0
     cluster.knobs.api_latency = 0.0
+    cluster.knobs.exec_hang_upgrade.clear()
     print(f"\n{hang} hangs, --timeout 4s: the run took {elapsed:.2f}s, exit {out.code}")
     assert elapsed <= 4 + 4, elapsed  # interpreter start-up and exit included
     assert out.code in (3, 4), out.everything
     assert "Traceback" not in out.stderr
     assert out.report is not None and out.report["result"] == "error"
+
+
+def test_an_exec_whose_upgrade_is_never_answered_is_given_up_at_exec_timeout(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    stuck = _ready_pods(cluster, "web")[0]
+    cluster.knobs.exec_hang_upgrade.add(stuck)
+    t0 = time.monotonic()
+    try:
+        out = run_verify(
+            "--deployment",
+            "web",
+            "--expect-env",
+            "A",
+            "--exec-timeout",
+            "2s",
+            "--restart",
+            "never",
+            kubeconfig=kubeconfig,
+            tmp_path=tmp_path,
+            timeout=60,
+        )
+    finally:
+        cluster.knobs.exec_hang_upgrade.clear()
+    elapsed = time.monotonic() - t0
+    assert cluster.injected["exec-hang-upgrade"] >= 1
+    assert out.code == 1, out.everything
+    assert elapsed < 2 + 1 + 4, elapsed  # the budget, the grace, start-up and exit
+    assert out.report is not None
+    pods = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
+    assert pods[stuck]["status"] == "uninspectable"
+    assert {p["status"] for n, p in pods.items() if n != stuck} == {"ok"}
+    assert f"pod {stuck}" in out.stdout and "the API server never answered" in out.stdout
 
 
 def test_pod_deleted_during_inspection_is_replaced_and_its_replacement_inspected_without_a_restart(

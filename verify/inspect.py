@@ -8,12 +8,13 @@ import dataclasses
 import functools
 import hashlib
 import json
+import queue
 import re
 import secrets
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote, urlencode
 
 from verify import retry
@@ -88,6 +89,9 @@ _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
 # websocket-client folds the response headers (keys lower-cased) into its handshake error text
 _RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]""", re.IGNORECASE)
+# how long past its budget an exec's thread is waited for before it is given up (its own reads
+# end at the budget; this only catches a call that has no timeout at all)
+_GIVE_UP_GRACE = 1.0
 # exec failures after which the pod itself may be gone (deleted while it was being inspected)
 _MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")
 
@@ -284,6 +288,57 @@ def _exec_query(argv: tuple[str, ...], container: str) -> str:
     return f"{_command_query(argv)}&{urlencode(rest)}"
 
 
+T = TypeVar("T")
+
+
+class _Box(Generic[T]):
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: T | None = None
+        self.error: BaseException | None = None
+
+
+class Daemons:
+    """Daemon threads for calls that may never return (the official client's exec has no socket
+    timeout): the caller waits with a limit and gives up. A given-up call keeps its thread and a
+    new one is started when none is idle, so the pool never shrinks, and exit never waits for a
+    stuck thread. Threads are reused: starting one per call costs ~0.3 ms of CPU."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], _Box[Any]]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def run(self, fn: Callable[[], T], *, timeout: float) -> T | None:
+        """`fn()`, or None once `timeout` seconds have passed; its exceptions are raised here."""
+        box: _Box[T] = _Box()
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+        if spawn:
+            threading.Thread(target=self._work, name="rollout-verify exec", daemon=True).start()
+        self._queue.put((fn, box))
+        if not box.done.wait(timeout):
+            return None
+        if box.error is not None:
+            raise box.error
+        return box.value
+
+    def _work(self) -> None:
+        while True:
+            fn, box = self._queue.get()
+            try:
+                box.value = fn()
+            except BaseException as e:  # handed to the caller, raised there
+                box.error = e
+            with self._lock:
+                self._idle += 1
+            box.done.set()
+
+
 class Inspector:
     """Runs the probe in every selected container with bounded parallelism."""
 
@@ -314,6 +369,7 @@ class Inspector:
         self._lock = threading.Lock()
         # one budget of parallel execs for the whole run, however many workloads inspect at once
         self._slots = threading.BoundedSemaphore(concurrency)
+        self._daemons = Daemons()
 
     def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
         """The official client's WebSocket exec (`kubernetes.stream.ws_client`), called directly:
@@ -362,6 +418,49 @@ class Inspector:
                     ),
                 )
         budget = Deadline(limit)
+        # The official client's WebSocket has no socket timeout (websocket-client's default one
+        # only reaches create_connection): an API server that never answers the upgrade would
+        # block this thread for good. The exec runs in a daemon thread and is given up at its
+        # budget; reads after the upgrade get the budget as their socket timeout, so a stalled
+        # stream ends its thread too.
+        try:
+            obs = self._daemons.run(
+                lambda: self._exec_within(
+                    budget,
+                    namespace=namespace,
+                    pod=pod,
+                    container=container,
+                    expectations=expectations,
+                    limit=limit,
+                ),
+                timeout=limit + _GIVE_UP_GRACE,
+            )
+        except Exception as e:  # a bug here is this container's verdict, never a hung run
+            return ContainerObservation(
+                container=container,
+                error=Uninspectable("exec_failed", f"exec failed: {type(e).__name__}", permanent=False),
+            )
+        if obs is not None:
+            return obs
+        return ContainerObservation(
+            container=container,
+            error=Uninspectable(
+                "timeout",
+                f"exec did not finish within {limit:g}s (timed out: the API server never answered)",
+                permanent=False,
+            ),
+        )
+
+    def _exec_within(
+        self,
+        budget: Deadline,
+        *,
+        namespace: str,
+        pod: PodTarget,
+        container: str,
+        expectations: Expectations,
+        limit: float,
+    ) -> ContainerObservation:
         argv = probe_argv(expectations, self.run_key)
 
         def open_once() -> Any:
@@ -393,6 +492,8 @@ class Inspector:
         try:
             left = budget.remaining()
             if left > 0:
+                # every read, not only the wait for the first byte, ends with the budget
+                ws.sock.settimeout(left)
                 # run_forever(timeout=0) would wait without limit: only ever give it a positive one
                 ws.run_forever(timeout=left)
             if ws.is_open():

@@ -64,6 +64,9 @@ class Knobs:
     fault_seed: int = 0
     fault_mix: tuple[str, ...] = ("500", "503", "429", "reset")
     exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
+    # pods whose exec requests are held without any answer, not even the upgrade (a kubelet that
+    # accepted the stream and wedged)
+    exec_hang_upgrade: set[str] = field(default_factory=set)
     # pods force-deleted (grace 0, as `kubectl delete --force`) while their next exec runs
     delete_during_exec: set[str] = field(default_factory=set)
     # pods force-deleted as their next pods/proxy request arrives

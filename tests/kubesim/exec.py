@@ -71,6 +71,9 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     if request.headers.get("Upgrade", "").lower() != "websocket":
         raise ApiError.bad_request("Upgrade request required")
 
+    if name in cluster.knobs.exec_hang_upgrade:
+        cluster.note_fault("exec-hang-upgrade")
+        await asyncio.Event().wait()  # until the client goes away (aiohttp cancels the handler)
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
     await ws.prepare(request)
     v5 = ws.ws_protocol == "v5.channel.k8s.io"
