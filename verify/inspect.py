@@ -3,6 +3,7 @@ sha256 of each expected file. Values never leave the pod; only key names and dig
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import functools
@@ -26,6 +27,7 @@ from verify.model import (
     PodTarget,
     Uninspectable,
 )
+from verify.redact import one_line
 from verify.retry import Deadline
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ WIRE_PROBE = "\n".join(
 )
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
+_UNTRUSTED = "CERTIFICATE_VERIFY_FAILED"
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
 # websocket-client folds the response headers (keys lower-cased) into its handshake error text
 _RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]""", re.IGNORECASE)
@@ -186,12 +189,25 @@ def _status_error(status: dict[str, Any], *, namespace: str, pod: str) -> Uninsp
 
 
 def _handshake_parts(text: str) -> tuple[int, str]:
-    """(HTTP status or 0, Status message) of a refused exec upgrade; never the headers or body."""
+    """(HTTP status or 0, Status message) of a refused exec upgrade; never the headers or body.
+    The message is one printable line: it is the server's text, and it reaches logs."""
     m = _HANDSHAKE.search(text)
     code = int(m.group(1)) if m else 0
-    mm = _MESSAGE.search(text)
-    msg = mm.group(1).encode().decode("unicode_escape", errors="replace") if mm else ""
-    return code, msg
+    msg = ""
+    # websocket-client ends the text with the body's bytes as Python writes them: b'...'
+    body = text.rpartition(" -+-+- ")[2].strip()
+    if body.startswith(("b'", 'b"')):
+        try:
+            raw = ast.literal_eval(body)
+            status = json.loads(raw) if isinstance(raw, bytes) else None
+            if isinstance(status, dict):
+                msg = str(status.get("message", ""))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            pass
+    if not msg:
+        mm = _MESSAGE.search(text)
+        msg = mm.group(1) if mm else ""
+    return code, one_line(msg)
 
 
 def handshake_retry(text: str) -> tuple[bool, float | None]:
@@ -204,7 +220,7 @@ def handshake_retry(text: str) -> tuple[bool, float | None]:
     m = _RETRY_AFTER.search(text)
     hint = float(m.group(1)) if m else None
     if code == 0:
-        return True, None
+        return _UNTRUSTED not in text, None
     if code == 500 and "container not found" in msg:
         return False, None
     return retry.retryable(code, msg), hint
@@ -221,7 +237,20 @@ class _Refused(retry.Transient):
 def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -> Uninspectable:
     """Map a refused exec upgrade (the client folds status and body into one string) to a reason."""
     code, msg = _handshake_parts(text)
-    if code == 403:
+    if code == 0 and _UNTRUSTED in text:
+        # asking again cannot make the certificate trusted, and neither can a restart
+        return Uninspectable(
+            "exec_failed",
+            "the server's certificate is not trusted by the kubeconfig's CA (certificate verify failed)",
+            permanent=True,
+        )
+    if code == 403 and retry.transient_forbidden(msg):
+        return Uninspectable(
+            "exec_failed",
+            "exec refused: the API server was not ready to handle requests (403)",
+            permanent=False,
+        )
+    if code == 403 and retry.rbac_denial(msg):
         user = re.search(r'User "([^"]*)"', msg)
         who = f" for {user.group(1)}" if user else ""
         return Uninspectable(
@@ -229,7 +258,10 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
             f"exec forbidden{who}: missing RBAC rule `create pods/exec` in namespace {namespace}",
             permanent=True,
         )
-    if code == 404:
+    if code == 403:
+        # an admission webhook or policy engine denying exec: its own words are the reason
+        return Uninspectable("forbidden", f"exec refused (HTTP 403): {msg[:200]}", permanent=True)
+    if code == 404 and msg == f'pods "{pod}" not found':
         return Uninspectable("pod_gone", f"pod {pod} no longer exists", permanent=False)
     if "container not found" in msg or "does not have a host assigned" in msg or "is waiting to start" in msg:
         return Uninspectable("not_running", f"container {container} is not running", permanent=False)

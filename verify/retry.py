@@ -63,9 +63,15 @@ def retryable_status(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def rbac_denial(message: str) -> bool:
+    """RBAC's own 403 (`User "u" cannot <verb> resource "r" ...`), as opposed to an admission
+    webhook's or a warming-up apiserver's."""
+    return bool(_RBAC_DENIAL.search(message))
+
+
 def transient_forbidden(message: str) -> bool:
     """A 403 from an apiserver that is still warming up, never an authorization decision."""
-    if _RBAC_DENIAL.search(message):
+    if rbac_denial(message):
         return False
     return any(marker in message for marker in TRANSIENT_FORBIDDEN)
 

@@ -131,7 +131,7 @@ def _handshake(code: int, reason: str, message: str, headers: str = "") -> str:
     body = json.dumps(
         {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code}
     )
-    return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- b'{body}'"
+    return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- {body.encode()!r}"
 
 
 def test_refused_exec_upgrades_follow_the_same_policy() -> None:
@@ -166,6 +166,65 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
         == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
     )
     assert "topsecret" not in err.reason and "Handshake" not in err.reason
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "verdict", "permanent", "reason"),
+    [
+        (
+            403,
+            'pods "p" is forbidden: User "ci" cannot create resource "pods/exec" in API group ""',
+            "forbidden",
+            True,
+            "exec forbidden for ci: missing RBAC rule `create pods/exec` in namespace ns",
+        ),
+        # a warming-up apiserver that never warmed up within the exec's budget: not an RBAC verdict
+        (
+            403,
+            'pods "p" is forbidden: not yet ready to handle request',
+            "exec_failed",
+            False,
+            "exec refused: the API server was not ready to handle requests (403)",
+        ),
+        # a policy engine's admission webhook: its own words, and no RBAC advice
+        (
+            403,
+            'admission webhook "validate.kyverno.svc" denied the request: exec is not allowed',
+            "forbidden",
+            True,
+            'exec refused (HTTP 403): admission webhook "validate.kyverno.svc" denied the request: exec is not allowed',
+        ),
+        (404, 'pods "p" not found', "pod_gone", False, "pod p no longer exists"),
+        # a 404 from something in the way (a proxy without WebSocket support) is not a deleted pod
+        (404, "404 page not found", "exec_failed", False, "exec refused (HTTP 404): 404 page not found"),
+    ],
+)
+def test_refused_execs_are_classified_by_who_refused_them(
+    code: int, message: str, verdict: str, permanent: bool, reason: str
+) -> None:
+    err = classify_handshake(_handshake(code, "x", message), namespace="ns", pod="p", container="c")
+    assert (err.code, err.permanent, err.reason) == (verdict, permanent, reason)
+
+
+def test_an_untrusted_certificate_on_exec_is_final_and_said_plainly() -> None:
+    text = "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate (_ssl.c:1006)"
+    assert handshake_retry(text) == (False, None)
+    err = classify_handshake(text, namespace="ns", pod="p", container="c")
+    assert err.permanent and "certificate is not trusted by the kubeconfig's CA" in err.reason
+
+
+def test_a_refusal_message_is_one_printable_line_with_its_utf8_kept() -> None:
+    err = classify_handshake(
+        _handshake(502, "x", "Knoten nicht erreichbar\n\u001b[31mrot\u001b[0m"),
+        namespace="n",
+        pod="p",
+        container="c",
+    )
+    assert err.reason == "exec refused (HTTP 502): Knoten nicht erreichbar \\x1b[31mrot\\x1b[0m"
+    err = classify_handshake(
+        _handshake(502, "x", "Verbindung verweigert: Größe"), namespace="n", pod="p", container="c"
+    )
+    assert err.reason.endswith("Größe")
 
 
 def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> None:
