@@ -194,19 +194,26 @@ def _handshake_parts(text: str) -> tuple[int, str]:
     m = _HANDSHAKE.search(text)
     code = int(m.group(1)) if m else 0
     msg = ""
-    # websocket-client ends the text with the body's bytes as Python writes them: b'...'
+    # websocket-client ends the text with the body: its text (1.9), or its bytes as Python
+    # writes them, b'...' (older releases)
     body = text.rpartition(" -+-+- ")[2].strip()
-    if body.startswith(("b'", 'b"')):
-        try:
-            raw = ast.literal_eval(body)
-            status = json.loads(raw) if isinstance(raw, bytes) else None
-            if isinstance(status, dict):
-                msg = str(status.get("message", ""))
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
+    try:
+        status: Any = None
+        if body.startswith(("b'", 'b"')):
+            status = json.loads(ast.literal_eval(body))
+        elif body.startswith("{"):
+            status = json.loads(body)
+        if isinstance(status, dict):
+            msg = str(status.get("message", ""))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
     if not msg:
         mm = _MESSAGE.search(text)
-        msg = mm.group(1) if mm else ""
+        if mm:
+            try:
+                msg = json.loads(f'"{mm.group(1)}"')
+            except ValueError:
+                msg = mm.group(1)
     return code, one_line(msg)
 
 

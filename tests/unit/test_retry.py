@@ -126,12 +126,15 @@ def test_call_does_not_retry_other_errors() -> None:
     assert len(calls) == 1
 
 
-def _handshake(code: int, reason: str, message: str, headers: str = "") -> str:
-    """websocket-client's handshake error text: status, headers, body."""
+def _handshake(code: int, reason: str, message: str, headers: str = "", *, as_bytes: bool = False) -> str:
+    """websocket-client's handshake error text: status, headers, body (its text since 1.9, its
+    bytes' repr before)."""
     body = json.dumps(
-        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code}
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code},
+        ensure_ascii=False,
     )
-    return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- {body.encode()!r}"
+    shown = repr(body.encode()) if as_bytes else body
+    return f"Handshake status {code} {reason} -+-+- {{'content-type': 'application/json'{headers}}} -+-+- {shown}"
 
 
 def test_refused_exec_upgrades_follow_the_same_policy() -> None:
@@ -221,10 +224,21 @@ def test_a_refusal_message_is_one_printable_line_with_its_utf8_kept() -> None:
         container="c",
     )
     assert err.reason == "exec refused (HTTP 502): Knoten nicht erreichbar \\x1b[31mrot\\x1b[0m"
-    err = classify_handshake(
-        _handshake(502, "x", "Verbindung verweigert: Größe"), namespace="n", pod="p", container="c"
-    )
-    assert err.reason.endswith("Größe")
+    for as_bytes in (False, True):
+        text = _handshake(502, "x", 'Verbindung "verweigert": Größe', as_bytes=as_bytes)
+        err = classify_handshake(text, namespace="n", pod="p", container="c")
+        assert err.reason == 'exec refused (HTTP 502): Verbindung "verweigert": Größe'
+        assert classify_handshake(
+            _handshake(
+                403,
+                "x",
+                'pods "p" is forbidden: User "ci" cannot create resource "pods/exec"',
+                as_bytes=as_bytes,
+            ),
+            namespace="n",
+            pod="p",
+            container="c",
+        ).reason.startswith("exec forbidden for ci:")
 
 
 def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> None:
