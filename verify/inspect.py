@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 PROBE = r"""
 __rv_m=
 __rv_ipad=
+__rv_i=0
 for __rv_a in "$@"; do
   case "$__rv_a" in
     =rv-env) __rv_m=env; continue;; =rv-file) __rv_m=file; continue;;
@@ -48,10 +49,11 @@ for __rv_a in "$@"; do
     __rv_ipad=$__rv_a
   elif [ "$__rv_m" = env ]; then
     case "$__rv_a" in
-      *[!A-Za-z0-9_]*|[0-9]*)
-        # not a shell identifier (allowed by the kubelet; dash does not export it): read the
-        # shell's own initial environment
-        if { tr '\000' '\n' < /proc/$$/environ 2>/dev/null || env; } |
+      *[!A-Za-z0-9_]*|[0-9]*|IFS|OPTIND|OPTARG|PPID|PS1|PS2|PS4|PWD|OLDPWD|PATH|LINENO|RANDOM|SECONDS|SHLVL|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|UID|EUID|GROUPS|MAIL|MAILCHECK|HISTFILE|HISTSIZE|HISTFILESIZE|COLUMNS|LINES|BASH*|_|__rv_*)
+        # not a shell identifier (allowed by the kubelet; dash does not export it), or a name the
+        # shell sets itself: read the shell's own initial environment, one entry per line (a
+        # newline inside a value becomes \001, so a value cannot fake another entry)
+        if { tr '\000\n' '\n\001' < /proc/$$/environ 2>/dev/null || env; } |
           { while IFS= read -r __rv_l; do case "$__rv_l" in "$__rv_a="*) exit 0;; esac; done; exit 1; }
         then printf 'env 1 %s\n' "$__rv_a"; else printf 'env 0 %s\n' "$__rv_a"; fi;;
       *)
@@ -70,12 +72,16 @@ for __rv_a in "$@"; do
       printf 'val - %s\n' "$__rv_a"
     fi
   else
-    if [ -f "$__rv_a" ] && [ -r "$__rv_a" ]; then
-      command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
-      __rv_h=$(sha256sum < "$__rv_a") || { printf 'file - %s\n' "$__rv_a"; continue; }
-      printf 'file %s %s\n' "${__rv_h%% *}" "$__rv_a"
+    # files are reported by position: a path may hold a newline
+    __rv_i=$((__rv_i + 1))
+    if [ ! -f "$__rv_a" ]; then
+      printf 'file - %s\n' "$__rv_i"
+    elif [ ! -r "$__rv_a" ]; then
+      printf 'file ! %s\n' "$__rv_i"
     else
-      printf 'file - %s\n' "$__rv_a"
+      command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
+      __rv_h=$(sha256sum < "$__rv_a") || { printf 'file ! %s\n' "$__rv_i"; continue; }
+      printf 'file %s %s\n' "${__rv_h%% *}" "$__rv_i"
     fi
   fi
 done
@@ -134,9 +140,12 @@ def parse_probe(
     """Turn the probe's lines into an observation; anything unexpected is uninspectable."""
     present: set[str] = set()
     hashes: dict[str, str | None] = {}
+    unreadable: set[str] = set()
     digests: dict[str, str] = {}
+    paths = [f.path for f in expectations.files]
     ended = False
-    for line in stdout.splitlines():
+    # lines end with "\n" only: str.splitlines would also cut at \r, \x85, \u2028, ...
+    for line in stdout.split("\n"):
         kind, _, rest = line.partition(" ")
         if kind == "env":
             flag, _, key = rest.partition(" ")
@@ -147,8 +156,13 @@ def parse_probe(
             if inner != "-" and re.fullmatch(r"[0-9a-f]{64}", inner):
                 digests[key] = run_key.finish(inner)
         elif kind == "file":
-            digest, _, path = rest.partition(" ")
-            hashes[path] = None if digest == "-" else digest.lower()
+            digest, _, position = rest.partition(" ")
+            if not position.isdigit() or not 1 <= int(position) <= len(paths):
+                continue
+            path = paths[int(position) - 1]
+            hashes[path] = None if digest in ("-", "!") else digest.lower()
+            if digest == "!":
+                unreadable.add(path)
         elif kind == "notool":
             return ContainerObservation(
                 container=container,
@@ -165,6 +179,7 @@ def parse_probe(
         container=container,
         env_present=frozenset(present & set(expectations.env)),
         file_hashes=hashes,
+        unreadable_files=frozenset(unreadable),
         env_digests=digests,
     )
 

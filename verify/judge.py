@@ -48,6 +48,17 @@ def _file_check(expected: ExpectedFile, actual: str | None) -> CheckResult:
     return CheckResult("file", expected.path, CheckStatus.MISMATCH, detail)
 
 
+def _unreadable(expected: ExpectedFile) -> CheckResult:
+    return CheckResult(
+        "file",
+        expected.path,
+        CheckStatus.UNINSPECTABLE,
+        "exists but the exec's user cannot read it (file mode or ownership)",
+        permanent=True,
+        code="exec_failed",
+    )
+
+
 def _env_check(key: str, observation: ContainerObservation, expected: ExpectedEnv | None) -> CheckResult:
     if key not in observation.env_present:
         return CheckResult("env", key, CheckStatus.MISSING, ENV_MISSING_DETAIL)
@@ -108,7 +119,12 @@ def _judge_container(observation: ContainerObservation, expectations: Expectatio
         return ContainerVerdict(observation.container, (), observation.error)
     values = {v.key: v for v in expectations.env_values}
     checks = [_env_check(key, observation, values.get(key)) for key in expectations.env]
-    checks.extend(_file_check(f, observation.file_hashes.get(f.path)) for f in expectations.files)
+    checks.extend(
+        _unreadable(f)
+        if f.path in observation.unreadable_files
+        else _file_check(f, observation.file_hashes.get(f.path))
+        for f in expectations.files
+    )
     return ContainerVerdict(observation.container, tuple(checks))
 
 

@@ -124,6 +124,8 @@ class ContainerObservation:
     env_present: frozenset[str] = frozenset()
     # path -> sha256 hex, or None when the file is absent or unreadable
     file_hashes: dict[str, str | None] = field(default_factory=dict)
+    # files that exist but the exec's user cannot read: not "missing", and no restart fixes them
+    unreadable_files: frozenset[str] = frozenset()
     # key -> HMAC of the value under the run key (only for keys with an ExpectedEnv)
     env_digests: dict[str, str] = field(default_factory=dict)
     error: Uninspectable | None = None

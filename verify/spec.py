@@ -259,10 +259,12 @@ def mark_secret_files(
         for vm in c.get("volumeMounts") or []:
             vol = volumes.get(vm.get("name"))
             if vol is not None and _secret_volume(vol):
-                mounts.append(str(vm.get("mountPath", "")).rstrip("/"))
+                mounts.append(posixpath.normpath(str(vm.get("mountPath", "")) or "."))
 
     def secret(path: str) -> bool:
-        return any(m and (path == m or path.startswith(m + "/")) for m in mounts)
+        # `/etc//secret/pw` and `/etc/./secret/pw` are the same file as `/etc/secret/pw`
+        p = posixpath.normpath(path)
+        return any(m != "." and (p == m or p.startswith(m.rstrip("/") + "/")) for m in mounts)
 
     files = tuple(dataclasses.replace(f, secret=True) if secret(f.path) else f for f in expectations.files)
     return dataclasses.replace(expectations, files=files)

@@ -78,6 +78,30 @@ def test_file_absent_from_observation_counts_as_missing() -> None:
     assert verdict.containers[0].checks[0].status is CheckStatus.MISSING
 
 
+def test_an_unreadable_file_is_uninspectable_and_no_restart_fixes_it() -> None:
+    obs = observe(file_hashes={CM.path: None}, unreadable_files=frozenset({CM.path}))
+    verdict = judge_pod(observation=obs, expectations=Expectations(files=(CM,)))
+    check = verdict.containers[0].checks[0]
+    assert (check.status, check.permanent) == (CheckStatus.UNINSPECTABLE, True)
+    assert check.detail == "exists but the exec's user cannot read it (file mode or ownership)"
+    assert verdict.status is CheckStatus.UNINSPECTABLE
+
+
+def test_secret_mounts_are_recognised_however_the_path_is_spelled() -> None:
+    from verify.spec import mark_secret_files
+
+    pod_spec = {
+        "volumes": [{"name": "s", "secret": {"secretName": "app"}}],
+        "containers": [{"name": "app", "volumeMounts": [{"name": "s", "mountPath": "/etc/secret/"}]}],
+    }
+    files = tuple(
+        ExpectedFile(path=p, sha256=GOOD, origin="sha256")
+        for p in ("/etc//secret/pw", "/etc/./secret/pw", "/etc/secret/../secret/pw", "/etc/secretive")
+    )
+    marked = mark_secret_files(expectations=Expectations(files=files), pod_spec=pod_spec, container="app")
+    assert [f.secret for f in marked.files] == [True, True, True, False]
+
+
 def test_checks_follow_expectation_order_env_then_files() -> None:
     exp = Expectations(env=("B", "A"), files=(CM, RAW))
     obs = observe(env_present=frozenset({"A", "B"}), file_hashes={CM.path: GOOD, RAW.path: GOOD})

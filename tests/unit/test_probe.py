@@ -119,3 +119,77 @@ def test_an_env_name_that_looks_like_a_probe_marker_is_just_a_name() -> None:
     obs = parse_probe(container="app", stdout=out, expectations=exp)
     assert obs.error is None, out
     assert obs.env_present == frozenset({"PRESENT"}), out
+
+
+SHELLS = ("/bin/sh", "/bin/bash")
+
+
+def _run_probe(exp: Expectations, shell: str, env: dict[str, str], *, prefix: tuple[str, ...] = ()) -> str:
+    argv = probe_argv(exp, RunKey())
+    argv[0] = shell
+    return subprocess.run([*prefix, *argv], capture_output=True, text=True, env=env, check=True).stdout
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_file_paths_with_line_breaks_of_any_kind_keep_their_digests(shell: str, tmp_path: Path) -> None:
+    names = ["new\nline", "carriage\rreturn", "unicode\u2028sep", "next\x85line", "plain"]
+    files = []
+    for i, name in enumerate(names):
+        (tmp_path / name).write_bytes(f"c{i}".encode())
+        files.append(
+            ExpectedFile(str(tmp_path / name), hashlib.sha256(f"c{i}".encode()).hexdigest(), "sha256")
+        )
+    exp = Expectations(files=tuple(files))
+    out = _run_probe(exp, shell, {"PATH": "/usr/bin:/bin"})
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is None
+    assert obs.file_hashes == {f.path: f.sha256 for f in files}
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_names_the_shell_sets_itself_count_only_when_the_container_has_them(shell: str) -> None:
+    shell_made = ("PWD", "IFS", "PPID", "OPTIND", "PS1", "SHLVL", "PATH", "__rv_a", "__rv_m")
+    exp = Expectations(env=(*shell_made, "LANG"))
+    out = _run_probe(exp, shell, {"LANG": "C"})  # the exec's whole environment: no PATH either
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.env_present == frozenset({"LANG"}), out
+    out = _run_probe(exp, shell, {"PWD": "/srv", "PATH": "/usr/bin:/bin", "LANG": "C"})
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.env_present == frozenset({"PWD", "PATH", "LANG"}), out
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_value_holding_a_line_break_cannot_fake_another_entry(shell: str) -> None:
+    exp = Expectations(env=("ghost.key", "real.key"))
+    out = _run_probe(exp, shell, {"PATH": "/usr/bin:/bin", "real.key": "x\nghost.key=1"})
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.env_present == frozenset({"real.key"}), out
+
+
+def test_a_file_the_execs_user_cannot_read_is_reported_unreadable_not_missing(tmp_path: Path) -> None:
+    import os
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="rv-probe-"))
+    try:
+        shared.chmod(0o755)
+        secret = shared / "key.pem"
+        secret.write_bytes(b"k")
+        secret.chmod(0o600)  # root's; the probe runs as nobody
+        exp = Expectations(
+            files=(
+                ExpectedFile(str(secret), hashlib.sha256(b"k").hexdigest(), "sha256"),
+                ExpectedFile(str(shared / "absent"), "0" * 64, "sha256"),
+            )
+        )
+        if os.geteuid() != 0:
+            pytest.skip("needs root to run the probe as another user")
+        nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        out = _run_probe(exp, "/bin/sh", {"PATH": "/usr/bin:/bin"}, prefix=nobody)
+        obs = parse_probe(container="app", stdout=out, expectations=exp)
+        assert obs.unreadable_files == frozenset({str(secret)}), out
+        assert obs.file_hashes == {str(secret): None, str(shared / "absent"): None}
+    finally:
+        for p in sorted(shared.glob("*"), reverse=True):
+            p.unlink()
+        shared.rmdir()
