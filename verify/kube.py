@@ -27,10 +27,18 @@ SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 class KubeError(Exception):
     """A request the cluster refused or could not answer; `str()` is safe to print."""
 
-    def __init__(self, message: str, *, status: int = 0, reason: str = "") -> None:
+    def __init__(self, message: str, *, status: int = 0, reason: str = "", timed_out: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        # the run's --timeout ran out while this was still being retried: the verdict is the
+        # timeout's (exit 4), not an unreachable server's
+        self.timed_out = timed_out
+
+
+class _Unreachable(retry.Transient):
+    """No connection to the API server at all (refused, no route, connect timeout): when the
+    deadline ends this, the server was unreachable (exit 3), not slow (exit 4)."""
 
 
 class KubeConfigError(Exception):
@@ -239,9 +247,10 @@ class Api:
             if "CERTIFICATE_VERIFY_FAILED" in str(e) or isinstance(e, httpx.UnsupportedProtocol):
                 # retrying cannot fix a certificate or a URL: say so at once
                 raise KubeError(f"cannot connect to {self.conn.host}: {_tls_reason(e)}") from None
-            raise retry.Transient(
-                f"cannot reach the API server at {self.conn.host}: {type(e).__name__}"
-            ) from None
+            fault = (
+                _Unreachable if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout) else retry.Transient
+            )
+            raise fault(f"cannot reach the API server at {self.conn.host}: {type(e).__name__}") from None
         if resp.status_code < 400:
             return resp.json()
         msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
@@ -253,6 +262,10 @@ class Api:
         try:
             return retry.call(lambda: self._once(method, path, **kw), deadline=self.deadline)
         except retry.Transient as e:
+            if self.deadline.expired and not isinstance(e, _Unreachable):
+                raise KubeError(
+                    f"--timeout ran out while the API server did not answer ({e})", status=503, timed_out=True
+                ) from None
             raise KubeError(f"{e} (gave up at the deadline)", status=503) from None
 
     def get(self, path: str, **params: Any) -> Any:

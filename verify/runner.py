@@ -533,6 +533,8 @@ def verify_workload(
     except SourceError as e:
         return result("error", EXIT_UNREADABLE, str(e), error=str(e))
     except kube.KubeError as e:
+        if e.timed_out:
+            return result("error", EXIT_ROLLOUT, str(e), error=str(e))
         msg = f"forbidden: {e}" if e.status == 403 else str(e)
         return result("error", EXIT_UNREADABLE, msg, error=msg)
     except Exception as e:
@@ -606,7 +608,11 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
         msg = f"forbidden: {e}" if e.status == 403 else str(e)
         logs.run(msg)
         return RunResult(
-            result="error", exit_code=EXIT_UNREADABLE, restarted=False, workloads=(), message=msg
+            result="error",
+            exit_code=EXIT_ROLLOUT if e.timed_out else EXIT_UNREADABLE,
+            restarted=False,
+            workloads=(),
+            message=msg,
         )
     work = [(p, p.namespace or default_ns) for p in plans]
     seen: set[tuple[str, str, str]] = set()
