@@ -244,3 +244,32 @@ def test_a_pod_deleted_as_its_http_check_runs_is_replaced_and_checked_without_a_
     first, second = out.report["workloads"][0]["attempts"]
     assert {p["name"]: p["status"] for p in first["pods"]}[victim] == "uninspectable"
     assert victim not in {p["name"] for p in second["pods"]} and len(second["pods"]) == 2
+
+
+def test_execs_and_http_checks_share_one_concurrency_budget(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(http_app_deployment("web", replicas=6, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.exec_latency = 0.3
+    cluster.knobs.api_latency = 0.05
+    cluster.reset_counts()
+    try:
+        out = run_verify(
+            "--deployment",
+            "web",
+            "--expect-env",
+            "A",
+            "--expect-http",
+            "8080/config",
+            "--concurrency",
+            "3",
+            kubeconfig=kubeconfig,
+            tmp_path=tmp_path,
+        )
+    finally:
+        cluster.knobs.exec_latency = 0.0
+        cluster.knobs.api_latency = 0.0
+    assert out.code == 0, out.everything
+    assert cluster.requests[("create", "pods/exec")] == 6 and cluster.requests[("get", "pods/proxy")] == 6
+    assert cluster.peak_in_flight == 3  # execs and HTTP checks together, never more

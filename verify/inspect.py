@@ -406,6 +406,7 @@ class Inspector:
         deadline: Deadline | None = None,
         api: Api | None = None,
         token: BearerToken | None = None,
+        slots: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.run_key = run_key or RunKey()
         self.token = token or BearerToken(configuration)
@@ -422,7 +423,7 @@ class Inspector:
         self.execs = 0
         self._lock = threading.Lock()
         # one budget of parallel execs for the whole run, however many workloads inspect at once
-        self._slots = threading.BoundedSemaphore(concurrency)
+        self.slots = slots or threading.BoundedSemaphore(concurrency)
         self._daemons = Daemons()
 
     def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
@@ -448,7 +449,7 @@ class Inspector:
     def inspect_container(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
-        with self._slots:
+        with self.slots:
             obs = self._exec(namespace=namespace, pod=pod, container=container, expectations=expectations)
         if obs.error is not None and obs.error.code in _MAYBE_GONE:
             gone = None if self.api is None else pod_gone(api=self.api, namespace=namespace, pod=pod)

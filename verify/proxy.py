@@ -91,6 +91,7 @@ class Prober:
         concurrency: int,
         deadline: retry.Deadline,
         api: Api | None = None,
+        slots: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.connection = connection
         self.api = api  # to tell "the pod was deleted under us" from an unreachable port
@@ -99,8 +100,9 @@ class Prober:
         self.deadline = deadline
         self.requests = 0
         self._lock = threading.Lock()
-        # one budget of parallel calls for the whole run, however many workloads check at once
-        self._slots = threading.BoundedSemaphore(concurrency)
+        # one budget of parallel calls for the whole run, however many workloads check at once,
+        # shared with the execs when the run passes the Inspector's
+        self._slots = slots or threading.BoundedSemaphore(concurrency)
 
     def _once(self, path: str, budget: retry.Deadline) -> Answer:
         with self._lock:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import secrets
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -583,6 +584,8 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
     deadline = retry.Deadline(settings.timeout)
     default_ns = settings.namespace or connection.namespace
     api = kube.Api(connection, deadline)
+    # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it
+    slots = threading.BoundedSemaphore(settings.concurrency)
     shared = Shared(
         settings=settings,
         api=api,
@@ -593,6 +596,7 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             deadline=deadline,
             api=api,
             token=connection.token,
+            slots=slots,
         ),
         prober=Prober(
             connection=connection,
@@ -600,6 +604,7 @@ def execute(*, job: Job, connection: kube.Connection, logs: Logs) -> RunResult:
             concurrency=settings.concurrency,
             deadline=deadline,
             api=api,
+            slots=slots,
         ),
     )
     try:

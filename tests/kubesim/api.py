@@ -109,6 +109,18 @@ class ApiServer:
         c = self.cluster
         route = self._classify(request)
         c.count(route)
+        if route[1] in ("pods/exec", "pods/proxy"):
+            # one event loop: no lock needed between these two lines and the decrement
+            c.in_flight += 1
+            c.peak_in_flight = max(c.peak_in_flight, c.in_flight)
+            try:
+                return await self._served(request, handler, route)
+            finally:
+                c.in_flight -= 1
+        return await self._served(request, handler, route)
+
+    async def _served(self, request: web.Request, handler: Any, route: tuple[str, str]) -> web.StreamResponse:
+        c = self.cluster
         if c.knobs.api_latency:
             await asyncio.sleep(c.knobs.api_latency)
         fault = c.take_fault(request.method, request.path_qs, route) or c.random_fault(

@@ -130,6 +130,9 @@ class Cluster:
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)
         self._fault_seq: Counter[tuple[str, str]] = Counter()
         self.first_seen: dict[tuple[str, str], float] | None = None
+        # pods/exec and pods/proxy requests being served now, and the most seen at once
+        self.in_flight = 0
+        self.peak_in_flight = 0
         self.kubelets: dict[str, Kubelet] = {}
         self.controllers = Controllers(self)
         self.net = PodNetwork(self)
@@ -421,6 +424,7 @@ class Cluster:
     def reset_counts(self) -> None:
         with self._lock:
             self.requests.counts.clear()
+            self.peak_in_flight = self.in_flight
 
     # -- object helpers (run on the loop) -----------------------------------------
     def apply(self, obj: Obj) -> Obj:
