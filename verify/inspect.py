@@ -413,15 +413,11 @@ class Inspector:
         self.deadline = deadline
         # to tell "the pod was deleted under us" from other exec failures (optional)
         self.api = api
-        # websocket-client's connect and reads block without limit unless given a default
-        import websocket
-
-        websocket.setdefaulttimeout(exec_timeout)
+        # (websocket-client's setdefaulttimeout never reaches the official client's exec
+        # socket: each exec is bounded by running it on `Daemons`, see `_exec`)
         self.configuration = configuration
         self.exec_timeout = exec_timeout
         self.concurrency = concurrency
-        self.execs = 0
-        self._lock = threading.Lock()
         # one budget of parallel execs for the whole run, however many workloads inspect at once
         self.slots = slots or threading.BoundedSemaphore(concurrency)
         self._daemons = Daemons()
@@ -521,8 +517,6 @@ class Inspector:
         def open_once() -> Any:
             from kubernetes.client.exceptions import ApiException
 
-            with self._lock:
-                self.execs += 1
             try:
                 return self._open(namespace=namespace, pod=pod.name, container=container, argv=argv)
             except ApiException as e:

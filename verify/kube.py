@@ -236,10 +236,8 @@ class Api:
     def __init__(self, conn: Connection, deadline: retry.Deadline) -> None:
         self.conn = conn
         self.deadline = deadline
-        self.requests = 0
 
     def _once(self, method: str, path: str, **kw: Any) -> Any:
-        self.requests += 1
         timeout = min(30.0, max(self.deadline.remaining(), 0.1))
         try:
             resp = self.conn.http.request(method, path, timeout=timeout, **kw)
@@ -277,7 +275,6 @@ class Api:
     @contextmanager
     def watch(self, path: str, **params: Any) -> Iterator[Iterator[dict[str, Any]]]:
         """A watch stream as decoded events; transport errors end it (the caller resumes)."""
-        self.requests += 1
         # a silent stream (no events, no bookmarks) ends at most 1 s past the deadline
         read = max(self.deadline.remaining(), 0.1) + 1
         try:

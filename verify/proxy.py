@@ -98,15 +98,11 @@ class Prober:
         self.timeout = timeout
         self.concurrency = concurrency
         self.deadline = deadline
-        self.requests = 0
-        self._lock = threading.Lock()
         # one budget of parallel calls for the whole run, however many workloads check at once,
         # shared with the execs when the run passes the Inspector's
         self._slots = slots or threading.BoundedSemaphore(concurrency)
 
     def _once(self, path: str, budget: retry.Deadline) -> Answer:
-        with self._lock:
-            self.requests += 1
         try:
             with self.connection.http.stream(
                 "GET",
