@@ -31,7 +31,7 @@ def main() -> int:
         Cluster(nodes=2, knobs=Knobs(sync_period=5)) as cluster,
     ):
         kc = cluster.write_kubeconfig(Path(tmp) / "kubeconfig")
-        say(f"kubesim is up at {cluster.url} (2 nodes); kubeconfig {kc}")
+        say(f"kubesim is up at {cluster.url} (2 nodes); kubeconfig {kc} (removed when the demo ends)")
         cluster.apply(secret("web-secrets", {"DB_URL": "postgres://db/web"}))
         cluster.apply(
             http_app_deployment(
@@ -56,14 +56,18 @@ def main() -> int:
         )
         cluster.delete("Pod", pods[0])
         cluster.wait_rollout("web")
-        say("kubectl rollout status says complete; every pod is Ready; the Service's /health says:")
         env = {"KUBECONFIG": kc, "HOME": tmp, "PATH": "/usr/bin:/bin"}
+        say("kubectl rollout status deployment/web")
+        subprocess.call(["kubectl", "rollout", "status", "deployment/web", "--timeout=60s"], env=env)
+        say("Every pod is Ready. The Service's /health, asked 3 times (each answer is from whichever pod):")
         for _ in range(3):
-            subprocess.call(
+            answer = subprocess.run(
                 ["kubectl", "get", "--raw", "/api/v1/namespaces/default/services/web:80/proxy/health"],
                 env=env,
+                capture_output=True,
+                text=True,
             )
-            print(flush=True)
+            print(f"  GET /health -> {(answer.stdout or answer.stderr).strip()}", flush=True)
         config = Path(tmp) / "verify.yaml"
         config.write_text(CONFIG)
         say("Now: rollout-verify --config verify.yaml")

@@ -18,4 +18,6 @@ def test_demo_finds_the_stale_pod_restarts_once_and_passes() -> None:
     assert "lacks env FEATURE_CREDENTIAL" in text
     assert "PASSED deployment web: 2 pods verified after 1 restart; daemonset agent: 2 pods verified" in text
     assert "restarts issued by rollout-verify: 1" in text
+    assert 'deployment "web" successfully rolled out' in text  # the real kubectl said so first
+    assert text.count("GET /health -> ok") == 3
     assert "demo-only-value" not in text

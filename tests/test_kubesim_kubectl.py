@@ -118,3 +118,13 @@ def test_exec_reports_the_exit_code(kubectl: Kubectl) -> None:
     assert proc.returncode == 3
     assert proc.stdout == "out\n"
     assert "err" in proc.stderr and "command terminated with exit code 3" in proc.stderr
+
+
+def test_imperative_create_gets_415_for_protobuf_and_the_manifest_route_works(kubectl: Kubectl) -> None:
+    # kubectl sends built-in kinds as protobuf; kubesim speaks JSON/YAML only, like a CRD endpoint
+    out = kubectl.run("create", "configmap", "pb", "--from-literal=a=b", check=False)
+    assert out.returncode == 1
+    assert "the body of the request was in an unknown format" in out.stderr
+    manifest = kubectl("create", "configmap", "pb", "--from-literal=a=b", "--dry-run=client", "-o", "yaml")
+    kubectl("apply", "-f", "-", input=manifest)
+    assert kubectl("get", "configmap", "pb", "-o", "jsonpath={.data.a}") == "b"

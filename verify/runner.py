@@ -496,7 +496,8 @@ def verify_workload(
 
     try:
         while True:
-            log(f"{label}: waiting for the rollout in namespace {namespace}")
+            if not run.attempts:  # later waits are announced by the restart or re-check line
+                log(f"{label}: waiting for the rollout in namespace {namespace}")
             obj = wait_for_rollout(api=api, namespace=namespace, name=ref.name, kind=ref.kind)
             verdict = attempt(run, obj)
             if not run.attempts and not run.restart_sent and _restarted_for_this(run, obj):

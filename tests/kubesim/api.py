@@ -350,6 +350,14 @@ class ApiServer:
 
     # -- verbs ------------------------------------------------------------
     async def _body(self, request: web.Request) -> Obj:
+        if "protobuf" in request.headers.get("Content-Type", ""):
+            # kubesim speaks JSON (and YAML) only, as an apiserver serving a custom resource does
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml",
+            )
         raw = await request.read()
         try:
             body = json.loads(raw or b"{}")
