@@ -141,8 +141,9 @@ def test_exec_without_pods_exec_permission_is_forbidden_with_the_rbac_text(
         )
     text = str(err.value.reason)
     assert "403" in text
+    # a WebSocket exec is a GET: authorised as `get pods/exec` first (then `create`, from 1.35)
     assert (
-        'pods \\"box\\" is forbidden: User \\"system:serviceaccount:default:reader\\" cannot create resource '
+        'pods \\"box\\" is forbidden: User \\"system:serviceaccount:default:reader\\" cannot get resource '
         '\\"pods/exec\\" in API group \\"\\" in the namespace \\"default\\"'
     ) in text
     with pytest.raises(ApiException) as err2:

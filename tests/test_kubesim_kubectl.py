@@ -128,3 +128,15 @@ def test_imperative_create_gets_415_for_protobuf_and_the_manifest_route_works(ku
     manifest = kubectl("create", "configmap", "pb", "--from-literal=a=b", "--dry-run=client", "-o", "yaml")
     kubectl("apply", "-f", "-", input=manifest)
     assert kubectl("get", "configmap", "pb", "-o", "jsonpath={.data.a}") == "b"
+
+
+def test_exec_into_a_container_that_is_not_running_reports_the_kubelets_refusal(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    kubectl("run", "halted", "--image=busybox:1.36", "--restart=Never", "--", "sleep", "3600")
+    kubectl("wait", "--for=condition=Ready", "pod/halted", "--timeout=60s")
+    cluster.knobs.exec_not_running.add("halted")
+    proc = kubectl.run("exec", "halted", "--", "true", check=False)
+    assert proc.returncode != 0
+    # kubectl offers v5: the apiserver upgrades, then relays the kubelet's refusal (1.30+)
+    assert 'unable to upgrade connection: container not found ("halted")' in proc.stderr

@@ -304,7 +304,7 @@ def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_pa
         [
             Rule.of(["get", "list", "watch"], ["deployments", "replicasets"], "apps"),
             Rule.of(["get", "list", "watch"], ["pods"]),
-            Rule.of(["create"], ["pods/exec"]),
+            Rule.of(["get", "create"], ["pods/exec"]),
         ],
     )
     kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")

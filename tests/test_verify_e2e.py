@@ -154,7 +154,7 @@ def test_token_without_pods_exec_names_the_missing_rule_and_does_not_restart(
     kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
     out = run_verify("--deployment", "web", "--expect-env", "HOME", kubeconfig=kc, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert "create pods/exec" in out.stdout
+    assert "missing RBAC rule `get pods/exec`" in out.stdout  # the verb a WebSocket exec needs first
     assert "system:serviceaccount:default:verifier" in out.stdout
     assert patches(cluster) == 0
 
@@ -321,14 +321,17 @@ def test_a_transient_uninspectable_pod_gets_the_one_restart(
 ) -> None:
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    # the apiserver's answer for a container that is not running (a state, so not retried)
-    cluster.inject(
-        Fault("status", status=500, match="^create pods/exec$", message='container not found ("app")')
-    )
+    # the container is not running when its exec arrives: an apiserver >= 1.30 upgrades the v5
+    # WebSocket, then reports the kubelet's refusal on the error channel (a state: not retried)
+    cluster.knobs.exec_not_running.update(p["metadata"]["name"] for p in cluster.list("Pod"))
+    cluster.reset_counts()
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 0, out.everything
     assert out.report is not None and out.report["restarted"] is True
-    assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
+    first = out.report["workloads"][0]["attempts"][0]["pods"][0]
+    assert first["status"] == "uninspectable"
+    assert "container app is not running" in out.everything
+    assert cluster.requests[("create", "pods/exec")] == 2  # one per attempt: a state is not asked again
 
 
 def test_explicit_sha256_of_a_secret_mounted_file_never_prints_the_found_digest(

@@ -184,11 +184,15 @@ def parse_probe(
     )
 
 
-def _status_error(status: dict[str, Any], *, namespace: str, pod: str) -> Uninspectable | None:
+def _status_error(status: dict[str, Any], *, container: str) -> Uninspectable | None:
     """Classify the error-channel Status of a finished exec (None: success)."""
     if status.get("status") == "Success":
         return None
-    msg = str(status.get("message", ""))
+    msg = one_line(str(status.get("message", "")))
+    if "container not found" in msg or "is waiting to start" in msg:
+        # an apiserver >= 1.30 speaking v5 upgrades first, then reports the kubelet's refusal
+        # here: "Internal error occurred: unable to upgrade connection: container not found"
+        return Uninspectable("not_running", f"container {container} is not running", permanent=False)
     if "executable file not found" in msg or "no such file or directory" in msg:
         return Uninspectable(
             "no_shell", "the image has no shell (sh): exec cannot run the probe", permanent=True
@@ -208,27 +212,33 @@ def _handshake_parts(text: str) -> tuple[int, str]:
     The message is one printable line: it is the server's text, and it reaches logs."""
     m = _HANDSHAKE.search(text)
     code = int(m.group(1)) if m else 0
-    msg = ""
+    if not code:
+        return 0, ""
     # websocket-client ends the text with the body: its text (1.9), or its bytes as Python
     # writes them, b'...' (older releases)
     body = text.rpartition(" -+-+- ")[2].strip()
+    if body.startswith(("b'", 'b"')):
+        try:
+            raw = ast.literal_eval(body)
+            body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            body = ""
+    msg = ""
     try:
-        status: Any = None
-        if body.startswith(("b'", 'b"')):
-            status = json.loads(ast.literal_eval(body))
-        elif body.startswith("{"):
-            status = json.loads(body)
+        status = json.loads(body) if body.startswith("{") else None
         if isinstance(status, dict):
             msg = str(status.get("message", ""))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
-    if not msg:
-        mm = _MESSAGE.search(text)
+    except (ValueError, RecursionError):
+        mm = _MESSAGE.search(body)
         if mm:
             try:
                 msg = json.loads(f'"{mm.group(1)}"')
             except ValueError:
                 msg = mm.group(1)
+    if not msg and not body.startswith("{"):
+        # the kubelet's own refusals are plain text, which the apiserver's proxy passes on (v4):
+        # `container not found ("app")`
+        msg = body[:300]
     return code, one_line(msg)
 
 
@@ -275,9 +285,12 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
     if code == 403 and retry.rbac_denial(msg):
         user = re.search(r'User "([^"]*)"', msg)
         who = f" for {user.group(1)}" if user else ""
+        # a WebSocket exec is authorised as `get` (and, from 1.35, `create` too): name the one denied
+        verb = re.search(r'\bcannot ([a-z]+) resource "pods/exec"', msg)
         return Uninspectable(
             "forbidden",
-            f"exec forbidden{who}: missing RBAC rule `create pods/exec` in namespace {namespace}",
+            f"exec forbidden{who}: missing RBAC rule `{verb.group(1) if verb else 'create'} pods/exec` "
+            f"in namespace {namespace}",
             permanent=True,
         )
     if code == 403:
@@ -572,7 +585,7 @@ class Inspector:
             )
         except ValueError:
             status = {"status": "Failure", "message": "unreadable exec status"}
-        err = _status_error(status, namespace=namespace, pod=pod.name)
+        err = _status_error(status, container=container)
         if err is not None:
             if err.code == "exec_failed" and err_text.strip():
                 # the probe's own shell errors (never env values: it prints none)

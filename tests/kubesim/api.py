@@ -181,12 +181,16 @@ class ApiServer:
         d = m.groupdict()
         res, name, sub = d["res"], d["name"], d["sub"]
         verb = self._verb(request.method, bool(name), _bool(request.query.get("watch")), sub)
+        if sub == "exec":
+            verb = "create"  # counted as one exec, whichever verb authorises it
         return (verb, f"{res}/{sub}" if sub else res)
 
     @staticmethod
     def _verb(method: str, named: bool, watch: bool, sub: str | None) -> str:
         if sub == "exec":
-            return "create"
+            # by the HTTP method, as the apiserver's RequestInfo does: a WebSocket exec is a GET
+            # (`get pods/exec`), kubectl's SPDY exec a POST (`create pods/exec`)
+            return "get" if method == "GET" else "create"
         if method == "GET":
             if watch:
                 return "watch"
@@ -288,6 +292,15 @@ class ApiServer:
         if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
             raise ApiError.forbidden(
                 user=user.name, verb=verb, res=res, sub=sub or "", name=name or "", namespace=ns
+            )
+        if (
+            sub == "exec"
+            and verb == "get"
+            and self.cluster.knobs.websocket_exec_needs_create
+            and not self.cluster.auth.allowed(user, "create", res.group, rbac_res, ns or "", name or "")
+        ):
+            raise ApiError.forbidden(
+                user=user.name, verb="create", res=res, sub=sub, name=name or "", namespace=ns
             )
         if sub == "exec":
             from .exec import handle_exec

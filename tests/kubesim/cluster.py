@@ -64,6 +64,9 @@ class Knobs:
     fault_seed: int = 0
     fault_mix: tuple[str, ...] = ("500", "503", "429", "reset")
     exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
+    # pods whose next exec finds its container not running (a crash between list and exec): the
+    # kubelet refuses it as it does any container that is not running
+    exec_not_running: set[str] = field(default_factory=set)
     # pods whose exec requests are held without any answer, not even the upgrade (a kubelet that
     # accepted the stream and wedged)
     exec_hang_upgrade: set[str] = field(default_factory=set)
@@ -71,6 +74,10 @@ class Knobs:
     delete_during_exec: set[str] = field(default_factory=set)
     # pods force-deleted as their next pods/proxy request arrives
     delete_during_proxy: set[str] = field(default_factory=set)
+    # Kubernetes 1.35's AuthorizePodWebsocketUpgradeCreatePermission (on by default there): a
+    # WebSocket exec, authorised as `get pods/exec`, also needs `create pods/exec`. On here, so
+    # tests meet both denials; off is what clusters before 1.35 do
+    websocket_exec_needs_create: bool = True
     # a mutating admission webhook (a policy engine) stamping every Deployment template written
     # through the API: the stored template is never exactly the one the client sent
     mutating_webhook: bool = False

@@ -56,6 +56,26 @@ def _exit_status(argv: list[str], code: int) -> dict[str, Any]:
     }
 
 
+async def _kubelet_refused(request: web.Request, reason: str) -> web.StreamResponse:
+    """The kubelet refusing the stream (its `streaming.WriteError`: HTTP 500, plain text).
+
+    A client offering v5.channel.k8s.io meets an apiserver >= 1.30's StreamTranslator: the
+    WebSocket is upgraded first, the kubelet's refusal then arrives on the error channel as
+    `NewInternalError("unable to upgrade connection: ...")`. Otherwise (v4) the apiserver's
+    proxy passes the kubelet's answer through unchanged."""
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    if "v5.channel.k8s.io" not in offered:
+        return web.Response(status=500, text=reason, content_type="text/plain")
+    ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",), max_msg_size=0)
+    await ws.prepare(request)
+    cause = f"unable to upgrade connection: {reason}"
+    status = ApiError(500, "InternalError", f"Internal error occurred: {cause}").status()
+    status["details"] = {"causes": [{"message": cause}]}
+    await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+    await ws.close()
+    return ws
+
+
 async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
     q = request.query
     argv = q.getall("command", [])
@@ -65,11 +85,12 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         raise ApiError.bad_request(f"pod {name} does not have a host assigned")
     if not argv:
         raise ApiError.bad_request("you must specify at least 1 command")
-    crt = cluster.container_runtime(pod, container)
-    if crt is None or crt.state != "running" or crt.pid is None:
-        raise ApiError(500, "InternalError", f'container not found ("{container}")')
     if request.headers.get("Upgrade", "").lower() != "websocket":
         raise ApiError.bad_request("Upgrade request required")
+    crt = cluster.container_runtime(pod, container)
+    if crt is None or crt.state != "running" or crt.pid is None or name in cluster.knobs.exec_not_running:
+        cluster.knobs.exec_not_running.discard(name)
+        return await _kubelet_refused(request, f'container not found ("{container}")')
 
     if name in cluster.knobs.exec_hang_upgrade:
         cluster.note_fault("exec-hang-upgrade")

@@ -209,6 +209,16 @@ def test_refused_execs_are_classified_by_who_refused_them(
     assert (err.code, err.permanent, err.reason) == (verdict, permanent, reason)
 
 
+def test_the_kubelets_plain_text_refusal_passed_through_on_v4_is_a_container_not_running() -> None:
+    for body in ('container not found ("app")', repr(b'container not found ("app")')):
+        text = (
+            f"Handshake status 500 Internal Server Error -+-+- {{'content-type': 'text/plain'}} -+-+- {body}"
+        )
+        assert handshake_retry(text) == (False, None)  # a state, not a fault
+        err = classify_handshake(text, namespace="ns", pod="p", container="app")
+        assert (err.code, err.reason) == ("not_running", "container app is not running")
+
+
 def test_an_untrusted_certificate_on_exec_is_final_and_said_plainly() -> None:
     text = "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate (_ssl.c:1006)"
     assert handshake_retry(text) == (False, None)
