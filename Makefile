@@ -24,6 +24,7 @@ demo: venv
 	$(BIN)/python -m tests.demo
 
 bench: venv
+	$(BIN)/python -m compileall -q verify  # as installed: an editable install compiles nothing
 	$(BIN)/python -m bench.run
 
 faults: venv

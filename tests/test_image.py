@@ -120,8 +120,16 @@ def test_image_install_steps_work_in_a_clean_venv(tmp_path: Path) -> None:
     pip = [str(py), "-m", "pip", "install", "-q", "--require-hashes", "--no-deps", "--only-binary=:all:"]
     subprocess.run([*pip, "-r", str(LOCK)], check=True, timeout=800)
     subprocess.run([str(py), "-m", "pip", "check"], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    assert (site / "kubernetes" / "__pycache__").is_dir(), "pip compiles the locked packages"
     app = tmp_path / "opt" / "rollout-verify"
     shutil.copytree(REPO / "verify", app / "verify", ignore=shutil.ignore_patterns("__pycache__"))
+    (compile_step,) = [a for i, a in instructions() if i == "RUN" and "compileall" in a]
+    argv = compile_step.replace("/opt/rollout-verify", str(app)).split()
+    subprocess.run([str(py), *argv[1:]], check=True, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert sorted(p.name for p in (app / "verify" / "__pycache__").glob("*.pyc")) == sorted(
+        f"{p.stem}.{sys.implementation.cache_tag}.pyc" for p in (app / "verify").glob("*.py")
+    ), "every module is compiled in the image, though nothing may be written at run time"
     env = {
         "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
         "PYTHONPATH": str(app),
