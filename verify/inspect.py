@@ -101,6 +101,8 @@ _RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]
 # how long past its budget an exec's thread is waited for before it is given up (its own reads
 # end at the budget; this only catches a call that has no timeout at all)
 _GIVE_UP_GRACE = 1.0
+# what the apiserver or the kubelet says of a container that is not running (yet)
+_NOT_RUNNING = ("container not found", "is waiting to start", "does not have a host assigned")
 # exec failures after which the pod itself may be gone (deleted while it was being inspected)
 _MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")
 
@@ -189,7 +191,7 @@ def _status_error(status: dict[str, Any], *, container: str) -> Uninspectable | 
     if status.get("status") == "Success":
         return None
     msg = one_line(str(status.get("message", "")))
-    if "container not found" in msg or "is waiting to start" in msg:
+    if any(marker in msg for marker in _NOT_RUNNING):
         # an apiserver >= 1.30 speaking v5 upgrades first, then reports the kubelet's refusal
         # here: "Internal error occurred: unable to upgrade connection: container not found"
         return Uninspectable("not_running", f"container {container} is not running", permanent=False)
@@ -253,7 +255,7 @@ def handshake_retry(text: str) -> tuple[bool, float | None]:
     hint = float(m.group(1)) if m else None
     if code == 0:
         return _UNTRUSTED not in text, None
-    if code == 500 and "container not found" in msg:
+    if any(marker in msg for marker in _NOT_RUNNING):
         return False, None
     return retry.retryable(code, msg), hint
 
@@ -298,7 +300,7 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
         return Uninspectable("forbidden", f"exec refused (HTTP 403): {msg[:200]}", permanent=True)
     if code == 404 and msg == f'pods "{pod}" not found':
         return Uninspectable("pod_gone", f"pod {pod} no longer exists", permanent=False)
-    if "container not found" in msg or "does not have a host assigned" in msg or "is waiting to start" in msg:
+    if any(marker in msg for marker in _NOT_RUNNING):
         return Uninspectable("not_running", f"container {container} is not running", permanent=False)
     if code == 400 and "is not valid for pod" in msg:
         return Uninspectable("not_running", f"container {container} is not in the pod", permanent=False)
