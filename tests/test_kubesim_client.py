@@ -202,3 +202,18 @@ def test_json_patch_and_missing_objects(cluster: Cluster, tmp_path: Path) -> Non
     with pytest.raises(ApiException) as err:
         v1.read_namespaced_config_map("nope", "default")
     assert err.value.status == 404 and 'configmaps \\"nope\\" not found' in err.value.body
+
+
+def test_a_field_selector_on_an_unsupported_field_is_refused_as_the_apiserver_does(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    v1 = client.CoreV1Api(api_client(cluster, tmp_path))
+    apps = client.AppsV1Api(api_client(cluster, tmp_path))
+    with pytest.raises(ApiException) as err:
+        v1.list_namespaced_pod("default", field_selector="spec.containers=x")
+    assert err.value.status == 400 and "field label not supported: spec.containers" in str(err.value.body)
+    with pytest.raises(ApiException) as err:
+        apps.list_namespaced_deployment("default", field_selector="spec.replicas=2")
+    assert err.value.status == 400
+    assert '\\"spec.replicas\\" is not a known field selector' in str(err.value.body)
+    assert apps.list_namespaced_deployment("default", field_selector="metadata.name=none").items == []

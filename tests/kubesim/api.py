@@ -94,6 +94,53 @@ async def _bare_upgrade(request: web.Request, response: web.StreamResponse) -> N
 
 WEBHOOK_STAMP = "policy.example.com/stamp"
 
+# Field labels a real apiserver accepts in a fieldSelector, by kind (each kind's registry
+# `GetAttrs`/field label conversion); every kind takes metadata.name and metadata.namespace.
+_FIELD_LABELS = {
+    "Pod": {
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+    },
+    "Event": {
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    },
+    "Secret": {"type"},
+    "Node": {"spec.unschedulable"},
+    "ReplicaSet": {"status.replicas"},
+    "Namespace": {"status.phase"},
+    "Service": {"spec.clusterIP", "spec.type"},
+}
+
+
+def _check_field_label(kind: str, label: str) -> None:
+    """The apiserver's 400 for a field it cannot select on (kubesim could match any path)."""
+    if not kind or label in ("metadata.name", "metadata.namespace"):
+        return
+    if kind in _FIELD_LABELS:
+        if label not in _FIELD_LABELS[kind]:
+            raise ApiError.bad_request(f"field label not supported: {label}")
+        return
+    raise ApiError.bad_request(
+        f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+
 
 class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
@@ -539,18 +586,18 @@ class ApiServer:
         return web.Response(text=text, content_type="text/plain")
 
     # -- list / watch / render ---------------------------------------------
-    def _filters(self, request: web.Request) -> tuple[list[Any], list[Any]]:
-        return (
-            parse_label_selector(request.query.get("labelSelector", "")),
-            parse_field_selector(request.query.get("fieldSelector", "")),
-        )
+    def _filters(self, request: web.Request, kind: str = "") -> tuple[list[Any], list[Any]]:
+        fields = parse_field_selector(request.query.get("fieldSelector", ""))
+        for label, _, _ in fields:
+            _check_field_label(kind, label)
+        return parse_label_selector(request.query.get("labelSelector", "")), fields
 
     @staticmethod
     def _matches(obj: Obj, lsel: list[Any], fsel: list[Any]) -> bool:
         return labels_match(obj["metadata"].get("labels") or {}, lsel) and fields_match(obj, fsel)
 
     def _list(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
-        lsel, fsel = self._filters(request)
+        lsel, fsel = self._filters(request, res.kind)
         items = [o for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
         if tables.wants_table(request.headers.get("Accept", "")):
             return json_response(
@@ -577,7 +624,7 @@ class ApiServer:
         return json_response(obj)
 
     async def _watch(self, request: web.Request, res: Resource, ns: str | None) -> web.StreamResponse:
-        lsel, fsel = self._filters(request)
+        lsel, fsel = self._filters(request, res.kind)
         as_table = tables.wants_table(request.headers.get("Accept", ""))
         include = request.query.get("includeObject", "Metadata")
         rv_s = request.query.get("resourceVersion", "")
