@@ -420,9 +420,9 @@ def _http_from_mapping(item: Mapping[str, Any]) -> HttpExpectation:
     )
 
 
-# entries are split on newlines, and on a comma only where the next entry's PORT/ starts: a
-# path's own query may hold commas (8080/items?ids=1,2)
-_HTTP_SEPARATOR = re.compile(r"[\n\r]+|,(?=\s*\d+/)")
+# entries are split on newlines, and on a comma only where the next entry's PORT/ starts (or
+# another comma, or the end): a path's own query may hold commas (8080/items?ids=1,2)
+_HTTP_SEPARATOR = re.compile(r"[\n\r]+|,(?=\s*(?:\d+/|,|$))")
 
 
 def _expect_http(cls: Any, value: Any) -> list[HttpExpectation]:
@@ -778,9 +778,14 @@ class _Parser(argparse.ArgumentParser):
                 message += f" ({hidden} value{'s' if hidden != 1 else ''} not shown)"
         else:
             # `ambiguous option: --expect=KEY=VALUE could match ...`, `ignored explicit argument
-            # 'VALUE'`: argparse quotes what was typed, which may be a value; keep the options
+            # 'VALUE'`: argparse repeats what was typed, which may be a value; keep the options
+            ambiguous = re.match(r"ambiguous option: (.*) could match (.*)$", message, re.S)
+            if ambiguous:
+                typed, eq, _ = ambiguous.group(1).partition("=")
+                message = f"ambiguous option: {typed}{'=…' if eq else ''} could match {ambiguous.group(2)}"
+            message = re.sub(r"explicit argument .*$", "explicit argument '…'", message, flags=re.S)
             message = re.sub(r"(--?[A-Za-z0-9][-\w]*)=\S*", r"\1=…", message)
-            message = re.sub(r"'[^']*'", "'…'", message)
+            message = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)
         raise ConfigError("argv", f"{self.prog}: {message}; see --help")
 
 

@@ -49,7 +49,7 @@ for __rv_a in "$@"; do
     __rv_ipad=$__rv_a
   elif [ "$__rv_m" = env ]; then
     case "$__rv_a" in
-      *[!A-Za-z0-9_]*|[0-9]*|IFS|OPTIND|OPTARG|PPID|PS1|PS2|PS4|PWD|OLDPWD|PATH|LINENO|RANDOM|SECONDS|SHLVL|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|UID|EUID|GROUPS|MAIL|MAILCHECK|HISTFILE|HISTSIZE|HISTFILESIZE|COLUMNS|LINES|BASH*|_|__rv_*)
+      *[!A-Za-z0-9_]*|[0-9]*|IFS|OPTIND|OPTARG|OPTERR|PPID|PS1|PS2|PS3|PS4|PWD|OLDPWD|PATH|LINENO|RANDOM|SRANDOM|SECONDS|SHLVL|SHELL|SHELLOPTS|TERM|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|UID|EUID|GROUPS|DIRSTACK|PIPESTATUS|FUNCNAME|EPOCHSECONDS|EPOCHREALTIME|MAIL|MAILCHECK|HISTFILE|HISTSIZE|HISTFILESIZE|HISTCMD|COLUMNS|LINES|BASH*|_|__rv_*)
         # not a shell identifier (allowed by the kubelet; dash does not export it), or a name the
         # shell sets itself: read the shell's own initial environment, one entry per line (a
         # newline inside a value becomes \001, so a value cannot fake another entry)
@@ -237,7 +237,7 @@ def _handshake_parts(text: str) -> tuple[int, str]:
                 msg = json.loads(f'"{mm.group(1)}"')
             except ValueError:
                 msg = mm.group(1)
-    if not msg and not body.startswith("{"):
+    if not msg and body != "None" and not body.startswith("{"):  # None: no body at all
         # the kubelet's own refusals are plain text, which the apiserver's proxy passes on (v4):
         # `container not found ("app")`
         msg = body[:300]
@@ -306,7 +306,9 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
         return Uninspectable("not_running", f"container {container} is not in the pod", permanent=False)
     if code == 0:
         return Uninspectable("exec_failed", "exec connection failed before the upgrade", permanent=False)
-    return Uninspectable("exec_failed", f"exec refused (HTTP {code}): {msg[:200]}", permanent=False)
+    return Uninspectable(
+        "exec_failed", f"exec refused (HTTP {code})" + (f": {msg[:200]}" if msg else ""), permanent=False
+    )
 
 
 class _Final(Exception):

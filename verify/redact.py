@@ -7,8 +7,10 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# no file name component is longer (NAME_MAX); a longer "path" is content pasted in its place
+# longer paths are not quoted in errors: a pasted single-line kubeconfig (base64) or token would
+# be, and real paths this long are rare (a file name component is at most 255 bytes)
 MAX_SHOWN_PATH = 255
+PATH_MAX = 4096
 
 
 def one_line(text: str) -> str:
@@ -24,14 +26,15 @@ def escaped(text: str) -> str:
 
 
 def looks_like_content(value: str) -> bool:
-    """Multi-line or longer than any path component: a file's content (base64 or YAML) rather
-    than its path."""
-    return len(value) > MAX_SHOWN_PATH or bool(_CONTROL.search(value))
+    """Multi-line or longer than any path can be: a file's content (YAML, base64) rather than
+    its path."""
+    return len(value) > PATH_MAX or bool(_CONTROL.search(value))
 
 
 def shown_path(value: str) -> str:
-    """A path as errors quote it, or a note of its length when it is content, not a path."""
-    if looks_like_content(value):
+    """A path as errors quote it; a long or multi-line one only by its length (it may be content
+    pasted where the path belongs)."""
+    if len(value) > MAX_SHOWN_PATH or _CONTROL.search(value):
         return f"(a value of {len(value)} characters, not shown: file content rather than a path?)"
     return f'"{escaped(value)}"'
 

@@ -246,6 +246,13 @@ def _secret_volume(volume: Mapping[str, Any]) -> bool:
     return any("secret" in s for s in (volume.get("projected") or {}).get("sources") or [])
 
 
+def _normal(path: str) -> str:
+    """A path as the kernel resolves it, lexically: normpath keeps a leading `//` (POSIX leaves
+    it implementation-defined; Linux treats it as `/`)."""
+    p = posixpath.normpath(path or ".")
+    return "/" + p.lstrip("/") if p.startswith("/") else p
+
+
 def mark_secret_files(
     *, expectations: Expectations, pod_spec: Mapping[str, Any], container: str
 ) -> Expectations:
@@ -259,11 +266,11 @@ def mark_secret_files(
         for vm in c.get("volumeMounts") or []:
             vol = volumes.get(vm.get("name"))
             if vol is not None and _secret_volume(vol):
-                mounts.append(posixpath.normpath(str(vm.get("mountPath", "")) or "."))
+                mounts.append(_normal(str(vm.get("mountPath", ""))))
 
     def secret(path: str) -> bool:
-        # `/etc//secret/pw` and `/etc/./secret/pw` are the same file as `/etc/secret/pw`
-        p = posixpath.normpath(path)
+        # `/etc//secret/pw`, `//etc/secret/pw` and `/etc/./secret/pw` are `/etc/secret/pw`
+        p = _normal(path)
         return any(m != "." and (p == m or p.startswith(m.rstrip("/") + "/")) for m in mounts)
 
     files = tuple(dataclasses.replace(f, secret=True) if secret(f.path) else f for f in expectations.files)

@@ -96,10 +96,16 @@ def test_secret_mounts_are_recognised_however_the_path_is_spelled() -> None:
     }
     files = tuple(
         ExpectedFile(path=p, sha256=GOOD, origin="sha256")
-        for p in ("/etc//secret/pw", "/etc/./secret/pw", "/etc/secret/../secret/pw", "/etc/secretive")
+        for p in (
+            "/etc//secret/pw",
+            "//etc/secret/pw",
+            "/etc/./secret/pw",
+            "/etc/secret/../secret/pw",
+            "/etc/secretive",
+        )
     )
     marked = mark_secret_files(expectations=Expectations(files=files), pod_spec=pod_spec, container="app")
-    assert [f.secret for f in marked.files] == [True, True, True, False]
+    assert [f.secret for f in marked.files] == [True, True, True, True, False]
 
 
 def test_checks_follow_expectation_order_env_then_files() -> None:

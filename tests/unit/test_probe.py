@@ -148,7 +148,22 @@ def test_file_paths_with_line_breaks_of_any_kind_keep_their_digests(shell: str, 
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_names_the_shell_sets_itself_count_only_when_the_container_has_them(shell: str) -> None:
-    shell_made = ("PWD", "IFS", "PPID", "OPTIND", "PS1", "SHLVL", "PATH", "__rv_a", "__rv_m")
+    shell_made = (
+        "PWD",
+        "IFS",
+        "PPID",
+        "OPTIND",
+        "OPTERR",
+        "PS1",
+        "SHLVL",
+        "SHELL",
+        "SHELLOPTS",
+        "TERM",
+        "PATH",
+        "DIRSTACK",
+        "__rv_a",
+        "__rv_m",
+    )
     exp = Expectations(env=(*shell_made, "LANG"))
     out = _run_probe(exp, shell, {"LANG": "C"})  # the exec's whole environment: no PATH either
     obs = parse_probe(container="app", stdout=out, expectations=exp)

@@ -25,6 +25,17 @@ def test_short_paths_are_quoted_and_pasted_content_is_only_measured() -> None:
     assert "token" not in shown_path("apiVersion: v1\nusers: [{user: {token: x}}]")
 
 
+def test_a_long_real_path_is_accepted_and_only_its_length_is_quoted(tmp_path: Path) -> None:
+    deep = tmp_path
+    while len(str(deep)) < 300:
+        deep = deep / ("d" * 40)
+    deep.mkdir(parents=True)
+    report = str(deep / "report.json")
+    s = load_settings(argv=["--deployment", "web", "--report-json", report], environ={})
+    assert s.report_json == report  # a CI workspace can be deep: only content is refused
+    assert shown_path(report).startswith("(a value of")
+
+
 def test_userinfo_is_dropped_from_server_urls() -> None:
     assert without_userinfo(f"https://admin:{SECRET}@10.0.0.1:6443/k8s") == "https://10.0.0.1:6443/k8s"
     assert without_userinfo("https://10.0.0.1:6443") == "https://10.0.0.1:6443"
@@ -63,7 +74,9 @@ def test_a_mapping_given_as_expect_file_is_never_echoed(tmp_path: Path) -> None:
     "argv",
     [
         ["--expect=API_KEY=" + SECRET],  # argparse: "ambiguous option: --expect=..."
+        ["--expect=API_KEY=top " + SECRET],  # a space inside the value
         ["--from-spec=" + SECRET],  # argparse: "ignored explicit argument '...'"
+        ["--from-spec=it's " + SECRET],  # repr() switches to double quotes
     ],
 )
 def test_argument_errors_never_repeat_what_was_typed_after_the_option(argv: list[str]) -> None:
@@ -94,6 +107,21 @@ def test_a_trailing_newline_is_not_a_valid_name(env: dict[str, str], field: str)
             environ=env,
         )
     assert str(info.value).startswith(field) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("8080/healthz=200,", [(8080, "/healthz", 200)]),  # a trailing comma
+        ("8080/a,,9090/b", [(8080, "/a", 200), (9090, "/b", 200)]),  # a doubled one
+        ("8080/a?x=1,2,9090/b=204", [(8080, "/a?x=1,2", 200), (9090, "/b", 204)]),
+    ],
+)
+def test_stray_commas_between_http_checks_are_separators(
+    raw: str, expected: list[tuple[int, str, int]]
+) -> None:
+    s = load_settings(argv=["--deployment", "web"], environ={"VERIFY_EXPECT_HTTP": raw})
+    assert [(c.port, c.path, c.status) for c in s.expect_http] == expected
 
 
 def test_an_http_path_may_hold_commas_and_entries_still_split_before_each_port() -> None:

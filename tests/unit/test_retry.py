@@ -219,6 +219,12 @@ def test_the_kubelets_plain_text_refusal_passed_through_on_v4_is_a_container_not
         assert (err.code, err.reason) == ("not_running", "container app is not running")
 
 
+def test_a_refusal_without_a_body_says_only_its_status() -> None:
+    text = "Handshake status 502 Bad Gateway -+-+- {'content-length': '0'} -+-+- None"
+    err = classify_handshake(text, namespace="ns", pod="p", container="c")
+    assert err.reason == "exec refused (HTTP 502)"
+
+
 def test_an_untrusted_certificate_on_exec_is_final_and_said_plainly() -> None:
     text = "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate (_ssl.c:1006)"
     assert handshake_retry(text) == (False, None)
