@@ -802,7 +802,11 @@ def build_parser() -> argparse.ArgumentParser:
         "every pod of the new revision has the expected env keys, file contents and HTTP answers. "
         "Every flag can also be set via its VERIFY_* env var.",
         epilog=f"Env only: {env_var('kubeconfig_data')}: "
-        + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%"),
+        + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%")
+        + " Exit codes: 0 every pod verified; 1 verification failed (mismatch, missing or "
+        "uninspectable after the one restart); 2 bad configuration (nothing sent to the cluster); "
+        "3 a workload or source cannot be read, watched or patched; 4 the rollout did not complete "
+        "(progress deadline or --timeout); 5 internal error.",
         argument_default=None,
     )
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))

@@ -267,3 +267,10 @@ def test_a_second_deployment_flag_is_refused_rather_than_dropping_the_first() ->
 def test_the_same_deployment_named_twice_is_one_target() -> None:
     job = load_job(argv=["--deployment", "web", "--deployment", "web", "--expect-env", "A"], environ={})
     assert [str(p.ref) for p in job.targets] == ["deployment/web"]
+
+
+def test_help_lists_the_exit_codes_as_the_readme_does() -> None:
+    text = " ".join(build_parser().format_help().split())
+    for code in ("0 every pod verified", "1 verification failed", "2 bad configuration", "5 internal error"):
+        assert code in text
+    assert "3 a workload or source cannot be read" in text and "4 the rollout did not complete" in text
