@@ -52,10 +52,7 @@ def test_the_fault_rate_reaches_rest_calls_watches_and_exec_upgrades(
 def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    cluster.knobs.pod_start_delay = 0.5
-    cluster.apply(deployment("web", replicas=3, env=[{"name": "A", "value": "2"}]))
+    rollout_in_progress(cluster, replicas=3)
     cluster.reset_counts()
     cluster.knobs.watch_drop_after = 1  # the first watch is cut after its first event
     cluster.inject(Fault("expired", match="^watch deployments$", times=1))  # the next one: 410
@@ -75,10 +72,7 @@ def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
 def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, status: int
 ) -> None:
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    cluster.knobs.pod_start_delay = 0.5
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "2"}]))
+    rollout_in_progress(cluster, replicas=2)
     cluster.reset_counts()
     cluster.inject(
         Fault("watch-error", status=status, message="etcdserver: leader changed", match="^watch deployments$")
@@ -93,15 +87,21 @@ def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
 def test_a_4xx_error_event_on_the_watch_still_ends_the_run(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    cluster.knobs.pod_start_delay = 0.5
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "2"}]))
+    rollout_in_progress(cluster, replicas=2)
     cluster.inject(Fault("watch-error", status=400, message="bad watch", match="^watch deployments$"))
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert cluster.injected["watch-error"] == 1
     assert out.code == 3, out.everything
     assert "ERROR deployment web: bad watch" in out.stdout
+
+
+def rollout_in_progress(cluster: Cluster, *, replicas: int) -> None:
+    """Deployment web rolled out once, then changed, with pods slow to start: the next run has a
+    rollout to watch."""
+    cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.pod_start_delay = 0.5
+    cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "2"}]))
 
 
 def _ready_pods(cluster: Cluster, name: str) -> list[str]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote, urlencode
 
 from verify import retry
-from verify.kube import BearerToken
+from verify.kube import UNTRUSTED_MARKER, UNTRUSTED_REASON, BearerToken
 from verify.model import (
     ContainerObservation,
     Expectations,
@@ -94,7 +94,6 @@ WIRE_PROBE = "\n".join(
 )
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
-_UNTRUSTED = "CERTIFICATE_VERIFY_FAILED"
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
 # websocket-client folds the response headers (keys lower-cased) into its handshake error text
 _RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]""", re.IGNORECASE)
@@ -254,7 +253,7 @@ def handshake_retry(text: str) -> tuple[bool, float | None]:
     m = _RETRY_AFTER.search(text)
     hint = float(m.group(1)) if m else None
     if code == 0:
-        return _UNTRUSTED not in text, None
+        return UNTRUSTED_MARKER not in text, None
     if any(marker in msg for marker in _NOT_RUNNING):
         return False, None
     return retry.retryable(code, msg), hint
@@ -271,13 +270,9 @@ class _Refused(retry.Transient):
 def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -> Uninspectable:
     """Map a refused exec upgrade (the client folds status and body into one string) to a reason."""
     code, msg = _handshake_parts(text)
-    if code == 0 and _UNTRUSTED in text:
+    if code == 0 and UNTRUSTED_MARKER in text:
         # asking again cannot make the certificate trusted, and neither can a restart
-        return Uninspectable(
-            "exec_failed",
-            "the server's certificate is not trusted by the kubeconfig's CA (certificate verify failed)",
-            permanent=True,
-        )
+        return Uninspectable("exec_failed", UNTRUSTED_REASON, permanent=True)
     if code == 403 and retry.transient_forbidden(msg):
         return Uninspectable(
             "exec_failed",

@@ -215,10 +215,15 @@ def status_message(body: bytes | str, fallback: str) -> tuple[str, str]:
     return fallback, ""
 
 
+# what OpenSSL's text says of an untrusted server certificate, and how we say it (REST and exec)
+UNTRUSTED_MARKER = "CERTIFICATE_VERIFY_FAILED"
+UNTRUSTED_REASON = (
+    "the server's certificate is not trusted by the kubeconfig's CA (certificate verify failed)"
+)
+
+
 def _tls_reason(e: Exception) -> str:
-    if "CERTIFICATE_VERIFY_FAILED" in str(e):
-        return "the server's certificate is not trusted by the kubeconfig's CA (certificate verify failed)"
-    return type(e).__name__
+    return UNTRUSTED_REASON if UNTRUSTED_MARKER in str(e) else type(e).__name__
 
 
 def _retry_after(resp: httpx.Response) -> float | None:
@@ -242,7 +247,7 @@ class Api:
         try:
             resp = self.conn.http.request(method, path, timeout=timeout, **kw)
         except httpx.TransportError as e:
-            if "CERTIFICATE_VERIFY_FAILED" in str(e) or isinstance(e, httpx.UnsupportedProtocol):
+            if UNTRUSTED_MARKER in str(e) or isinstance(e, httpx.UnsupportedProtocol):
                 # retrying cannot fix a certificate or a URL: say so at once
                 raise KubeError(f"cannot connect to {self.conn.host}: {_tls_reason(e)}") from None
             fault = (
