@@ -19,6 +19,7 @@ test: venv
 lint: venv
 	$(BIN)/ruff check verify tests bench tools
 	$(BIN)/mypy
+	$(BIN)/shellcheck verify/flow/probe/probe.sh
 
 demo: venv
 	$(BIN)/python -m tests.demo

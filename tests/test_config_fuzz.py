@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from tests.helpers import run_verify
 from tests.kubesim.cluster import Cluster
 from verify import cli
-from verify.config import _FLAGS, env_var
+from verify.config.naming import FLAGS as _FLAGS
+from verify.config.naming import env_var
 
 EXAMPLES = 1000
 HEX = "0123456789abcdef"

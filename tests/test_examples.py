@@ -12,7 +12,9 @@ import yaml
 
 from tests.helpers import REPO
 from verify import docs
-from verify.config import Settings, build_parser, env_var, pipeline_input
+from verify.config.flags import build_parser
+from verify.config.naming import env_var, pipeline_input
+from verify.config.settings import Settings
 
 EXAMPLES = REPO / "examples"
 ENV_TO_FIELD = {env_var(name): name for name in Settings.model_fields}

@@ -8,6 +8,7 @@ runs all twenty seeds and prints the table.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,20 @@ def test_the_fault_rate_reaches_rest_calls_watches_and_exec_upgrades(
 ) -> None:
     cluster.apply(deployment("web", replicas=8, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    cluster.knobs.pod_start_delay = 0.3
-    cluster.apply(deployment("web", replicas=8, env=[{"name": "A", "value": "2"}]))  # a rollout to watch
+    # a rollout that cannot finish (its pods fit no node) until the run is watching it: however
+    # slowly the faults let the run start, it has a rollout to watch
+    held = deployment("web", replicas=8, env=[{"name": "A", "value": "2"}])
+    held["spec"]["template"]["spec"]["nodeSelector"] = {"rollout-verify.test/hold": "true"}
+    cluster.apply(held)
     cluster.reset_counts()
     cluster.set_faults(0.5, seed=1)
-    out = run_verify("--deployment", "web", "--restart", "never", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(
+            run_verify, "--deployment", "web", "--restart", "never", kubeconfig=kubeconfig, tmp_path=tmp_path
+        )
+        cluster.wait_for(lambda: cluster.requests[("watch", "deployments")] >= 1, timeout=60, what="a watch")
+        cluster.apply(deployment("web", replicas=8, env=[{"name": "A", "value": "3"}]))
+        out = running.result()
     injected = sum(cluster.injected.values())
     cluster.set_faults(0.0, seed=0)
     assert out.code == 0, out.everything

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
+Kind = Literal["deployment", "statefulset", "daemonset"]
+
 
 class CheckStatus(StrEnum):
     """Outcome of one check; order of severity is ok < missing < mismatch < uninspectable."""
@@ -25,6 +27,18 @@ SEVERITY: dict[CheckStatus, int] = {
 }
 
 FileSource = Literal["sha256", "configmap", "secret"]
+
+
+@dataclass(frozen=True)
+class WorkloadRef:
+    """One workload named for verification (a target); `namespace` None means the run's."""
+
+    kind: Kind
+    name: str
+    namespace: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.name}"
 
 
 @dataclass(frozen=True)
@@ -181,7 +195,7 @@ class PodObservation:
 @dataclass(frozen=True)
 class CheckResult:
     type: Literal["env", "file", "http"]
-    target: str
+    subject: str  # what the check is about: an env key, a file path, an HTTP check's label
     status: CheckStatus
     detail: str = ""
     permanent: bool = False  # an uninspectable check a restart cannot fix (e.g. proxy forbidden)

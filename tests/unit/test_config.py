@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from verify.config import ConfigError, build_parser, load_job, load_settings, parse_duration, settings_fields
+from verify.config.flags import build_parser
+from verify.config.job import load_job, load_settings, settings_fields
+from verify.config.values import parse_duration
+from verify.errors import ConfigError
 from verify.model import FileSpec
 
 HEX = "ab" * 32
@@ -198,7 +201,8 @@ def test_no_from_spec_without_expectations_is_a_config_error() -> None:
 
 @pytest.mark.parametrize("text", ["inf", "nan", "1e400", "-inf", "25h"])
 def test_non_finite_or_huge_durations_are_config_errors(text: str) -> None:
-    from verify.config import ConfigError, load_settings
+    from verify.config.job import load_settings
+    from verify.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         load_settings(argv=["--deployment", "web", "--expect-env", "A", "--exec-timeout", text], environ={})

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from verify import credentials
+from verify.kube import kubeconfig as credentials
 
 TOKEN = "tok-3f9a1c0b7d2e48a6"
 KEY = base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n").decode()
@@ -103,7 +103,7 @@ class _AskCounter:
 
 
 def test_bearer_token_is_asked_for_at_most_once_per_ttl() -> None:
-    from verify.kube import BearerToken
+    from verify.kube.credentials import BearerToken
 
     cfg = _AskCounter()
     token = BearerToken(cfg, ttl=60.0)
@@ -112,7 +112,7 @@ def test_bearer_token_is_asked_for_at_most_once_per_ttl() -> None:
 
 
 def test_bearer_token_is_asked_again_once_the_ttl_has_passed() -> None:
-    from verify.kube import BearerToken
+    from verify.kube.credentials import BearerToken
 
     cfg = _AskCounter()
     token = BearerToken(cfg, ttl=0.0)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from verify.inspect import Daemons
+from verify.kube.daemons import Daemons
 
 
 def test_a_call_that_never_returns_is_given_up_at_its_timeout() -> None:

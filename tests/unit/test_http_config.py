@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from verify.config import ConfigError, check_selector, load_job, parse_http_check
-from verify.configfile import ConfigFileError, load_targets
-from verify.judge import http_check, same_value
+from verify.config.file import load_targets
+from verify.config.job import load_job
+from verify.config.values import check_selector, parse_http_check
+from verify.errors import ConfigError, ConfigFileError
+from verify.flow.judge import judge_http as http_check
+from verify.flow.judge import same_value
+from verify.flow.probe.http_probe import field_value, proxy_path
+from verify.flow.restart import restart_key
 from verify.model import CheckStatus, HttpExpectation, HttpObservation, Uninspectable
-from verify.policy import restart_key
-from verify.proxy import field_value, proxy_path
 
 
 @pytest.mark.parametrize(
@@ -214,7 +217,7 @@ CHECK = HttpExpectation(
 )
 def test_http_verdicts(observation: HttpObservation, status: CheckStatus, detail: str) -> None:
     result = http_check(observation)
-    assert (result.type, result.target, result.status, result.detail) == (
+    assert (result.type, result.subject, result.status, result.detail) == (
         "http",
         "8080/config",
         status,

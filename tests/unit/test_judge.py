@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.judge import judge_attempt, judge_pod
+from verify.flow.judge import judge_attempt, judge_pod
 from verify.model import (
     CheckResult,
     CheckStatus,
@@ -88,7 +88,7 @@ def test_an_unreadable_file_is_uninspectable_and_no_restart_fixes_it() -> None:
 
 
 def test_secret_mounts_are_recognised_however_the_path_is_spelled() -> None:
-    from verify.spec import mark_secret_files
+    from verify.flow.derive import mark_secret_files
 
     pod_spec = {
         "volumes": [{"name": "s", "secret": {"secretName": "app"}}],
@@ -112,7 +112,7 @@ def test_checks_follow_expectation_order_env_then_files() -> None:
     exp = Expectations(env=("B", "A"), files=(CM, RAW))
     obs = observe(env_present=frozenset({"A", "B"}), file_hashes={CM.path: GOOD, RAW.path: GOOD})
     checks = judge_pod(observation=obs, expectations=exp).containers[0].checks
-    assert [(c.type, c.target) for c in checks] == [
+    assert [(c.type, c.subject) for c in checks] == [
         ("env", "B"),
         ("env", "A"),
         ("file", "/cm/script.py"),

@@ -6,6 +6,7 @@ from typing import Literal
 
 import pytest
 
+from verify.flow.decide import decide
 from verify.model import (
     AttemptVerdict,
     CheckResult,
@@ -14,7 +15,6 @@ from verify.model import (
     PodVerdict,
     Uninspectable,
 )
-from verify.policy import decide
 
 
 def attempt(

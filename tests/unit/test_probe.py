@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.inspect import RunKey, parse_probe, probe_argv
+from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv
 from verify.model import Expectations, ExpectedEnv, ExpectedFile
 
 TRICKY = "va'l\"ue $(not run) `nor this` %s %% \\n\nline2 ü"
@@ -77,7 +77,7 @@ def test_probe_variables_and_markers_do_not_shadow_expected_keys(tmp_path: Path)
 
 
 def test_the_wire_probe_is_the_script_without_comments_or_indentation() -> None:
-    from verify.inspect import PROBE, WIRE_PROBE
+    from verify.flow.probe.protocol import PROBE, WIRE_PROBE
 
     lines = WIRE_PROBE.splitlines()
     assert all(line == line.strip() and line and not line.startswith("#") for line in lines)
@@ -88,7 +88,7 @@ def test_the_wire_probe_is_the_script_without_comments_or_indentation() -> None:
 def test_exec_query_is_encoded_as_the_official_client_encodes_it() -> None:
     from kubernetes.stream import ws_client
 
-    from verify.inspect import _exec_query
+    from verify.kube.exec import exec_query as _exec_query
 
     argv = probe_argv(Expectations(env=("A",), files=(ExpectedFile("/a b&c", "0" * 64, "sha256"),)), RunKey())
     query = [("command", a) for a in argv]

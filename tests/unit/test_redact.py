@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from verify.config import ConfigError, load_job, load_settings
-from verify.configfile import ConfigFileError, load_targets
+from verify.config.file import load_targets
+from verify.config.job import load_job, load_settings
+from verify.errors import ConfigError, ConfigFileError
 from verify.redact import one_line, shown_path, without_userinfo
 
 SECRET = "hunter2-never-shown"

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from verify import junit, outcome, summary
 from verify.model import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict, Uninspectable
-from verify.report import RunResult, WorkloadResult
+from verify.report import junit
+from verify.report import markdown as summary
+from verify.report import outputs as outcome
+from verify.report.result import RunResult, WorkloadResult
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).resolve().parent.parent / "schemas" / "junit.xsd")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verify.judge import judge_attempt
+from verify.flow.judge import judge_attempt
 from verify.model import (
     AttemptVerdict,
     CheckResult,
@@ -18,7 +18,9 @@ from verify.model import (
     PodVerdict,
     Uninspectable,
 )
-from verify.report import RunResult, WorkloadResult, problem_lines, to_json, verdict_line
+from verify.report.jsondoc import to_json
+from verify.report.result import RunResult, WorkloadResult
+from verify.report.text import problem_lines, verdict_line
 
 GOOD = "1a2b3c4d5e6f" + "0" * 52
 BAD = "9f8e7d6c5b4a" + "1" * 52
@@ -262,7 +264,7 @@ def test_secret_digest_never_appears_in_any_output() -> None:
 
 
 def test_attempt_superseded_by_the_restart_is_not_reported_as_the_verdict() -> None:
-    from verify.outcome import failed_pods
+    from verify.report.outputs import failed_pods
 
     bad = AttemptVerdict(
         "2",
@@ -287,7 +289,7 @@ def test_attempt_superseded_by_the_restart_is_not_reported_as_the_verdict() -> N
 
 
 def test_internal_error_names_type_and_place_but_never_the_message() -> None:
-    from verify.runner import internal_error
+    from verify.errors import internal_error
 
     try:
         raise ValueError("s3cr3t-in-message")

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from verify import retry
-from verify.inspect import classify_handshake, handshake_retry
+from verify.kube import retry
+from verify.kube.exec import classify_handshake, handshake_retry
 
 RBAC = (
     'deployments.apps "web" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource '
@@ -258,7 +258,7 @@ def test_a_refusal_message_is_one_printable_line_with_its_utf8_kept() -> None:
 
 
 def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> None:
-    from verify.kube import MAX_MESSAGE, status_message
+    from verify.kube.api import MAX_MESSAGE, status_message
 
     body = json.dumps(
         {

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from verify.rollout import RolloutState, rollout_state, select_current_pods, waiting_reasons
+from verify.diagnose.rollout import waiting_reasons
+from verify.flow.rollout_status import RolloutState, rollout_state
+from verify.flow.selection import select_current_pods
 
 DEP_UID = "dep-uid"
 

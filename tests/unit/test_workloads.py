@@ -6,14 +6,11 @@ from typing import Any
 
 import pytest
 
-from verify.rollout import (
-    daemonset_state,
-    select_daemonset_pods,
-    select_statefulset_pods,
-    statefulset_state,
-    workload_state,
-)
-from verify.targets import WorkloadRef, api_path, parse_target
+from verify.config.values import parse_target
+from verify.flow.rollout_status import daemonset_state, statefulset_state, workload_state
+from verify.flow.selection import select_daemonset_pods, select_statefulset_pods
+from verify.kube.kinds import api_path
+from verify.model import WorkloadRef
 
 
 def sts(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 
-from verify.outcome import pod_problems
-from verify.report import RunResult, WorkloadResult
+from verify.report.result import RunResult, WorkloadResult
+from verify.report.text import pod_problems
 
 
 def active(*, environ: Mapping[str, str]) -> bool:

@@ -1,0 +1,162 @@
+"""The job: settings (flags over `VERIFY_*` env) joined with the targets they and --config name,
+every run-level default applied; every input problem raised here, before anything talks to the
+cluster."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from verify.config.file import TargetSpec, load_targets
+from verify.config.flags import build_parser
+from verify.config.messages import error_message
+from verify.config.naming import ENV_PREFIX, FLAGS, config_error, env_var
+from verify.config.settings import Settings, using_environ
+from verify.errors import ConfigFileError
+from verify.model import FileSpec, HttpExpectation, WorkloadRef
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """What one workload is checked for, every run-level default already applied."""
+
+    ref: WorkloadRef
+    namespace: str | None
+    containers: tuple[str, ...]
+    expect_env: tuple[str, ...]
+    expect_file: tuple[FileSpec, ...]
+    expect_http: tuple[HttpExpectation, ...]
+    from_spec: bool
+    restart: Literal["once", "never"]
+
+
+def plan_target(*, settings: Settings, ref: WorkloadRef, spec: TargetSpec | None = None) -> TargetPlan:
+    """A target's own fields win; the rest comes from the run. --from-spec is on by default
+    when the target has no explicit env/file expectation."""
+
+    def pick(name: str) -> Any:
+        own = getattr(spec, name) if spec is not None else None
+        return own if own is not None else getattr(settings, name)
+
+    env, files = tuple(pick("expect_env")), tuple(pick("expect_file"))
+    from_spec = pick("from_spec")
+    return TargetPlan(
+        ref=ref,
+        namespace=(spec.namespace if spec is not None else None) or ref.namespace,
+        containers=tuple(pick("containers")),
+        expect_env=env,
+        expect_file=files,
+        expect_http=tuple(pick("expect_http")),
+        from_spec=bool(from_spec) if from_spec is not None else not (env or files),
+        restart=pick("restart"),
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything the config stage decides: the settings and the named targets (a --selector
+    adds more at run time, with the run-level expectations)."""
+
+    settings: Settings
+    targets: tuple[TargetPlan, ...]
+
+
+def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
+    """Settings (flags over VERIFY_* env) plus the targets they and --config name; every
+    input problem is a ConfigError raised here, before anything talks to the cluster."""
+    settings = load_settings(argv=argv, environ=environ)
+    refs: list[WorkloadRef] = list(settings.targets)
+    if settings.deployment is not None:
+        refs.insert(0, WorkloadRef(kind="deployment", name=settings.deployment))
+    plans = [plan_target(settings=settings, ref=ref) for ref in dict.fromkeys(refs)]
+    if settings.config is not None:
+        try:
+            specs = load_targets(path=settings.config)
+        except ConfigFileError as e:
+            raise config_error("config", str(e)) from None
+
+        def key(p: TargetPlan) -> tuple[str, str, str | None]:
+            return (p.ref.kind, p.ref.name, p.namespace or settings.namespace)
+
+        named = {key(p) for p in plans}
+        for spec in specs:
+            plan = plan_target(settings=settings, ref=spec.target, spec=spec)
+            if key(plan) in named:
+                raise config_error(
+                    "config",
+                    f"{settings.config}: {plan.ref} is also named by --target/--deployment; name it once",
+                )
+            named.add(key(plan))
+            plans.append(plan)
+    if not plans and settings.selector is None:
+        raise config_error(
+            "targets",
+            "nothing to verify; pass --target KIND/NAME (or --deployment NAME), --selector LABELS "
+            "or --config FILE",
+        )
+    for plan in plans:
+        if not plan.from_spec and not (plan.expect_env or plan.expect_file or plan.expect_http):
+            raise config_error(
+                "from_spec",
+                f"is off and {plan.ref} has no --expect-env/--expect-file/--expect-http: nothing to "
+                "verify; add an expectation or drop --no-from-spec",
+            )
+    if (
+        settings.selector is not None
+        and settings.from_spec is False
+        and not (settings.expect_env or settings.expect_file or settings.expect_http)
+    ):
+        raise config_error(
+            "from_spec",
+            "is off and no --expect-env/--expect-file/--expect-http is given for the --selector "
+            "workloads: nothing to verify; add an expectation or drop --no-from-spec",
+        )
+    return Job(settings=settings, targets=tuple(plans))
+
+
+def _check_misspelled(environ: Mapping[str, str]) -> None:
+    """A VERIFY_* variable that is almost a setting's is a typo that would silently do nothing
+    (VERIFY_EXPECT_ENVS); one far from every setting may belong to another tool (VERIFY_SSL)."""
+    known = [env_var(name) for name in Settings.model_fields]
+    for var in sorted(environ):
+        if not var.startswith(ENV_PREFIX) or var in known or not environ[var].strip():
+            continue
+        close = difflib.get_close_matches(var, known, n=1, cutoff=0.85)
+        if close:
+            raise config_error("", f"{var} is not a setting; did you mean {close[0]}?")
+
+
+def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
+    """Parse `argv` over the VERIFY_* values in `environ`; flags (even repeatable) replace env."""
+    namespace = build_parser().parse_args(list(argv))
+    _check_misspelled(environ)
+    deployments = list(dict.fromkeys(namespace.deployment or []))
+    if len(deployments) > 1:
+        raise config_error(
+            "deployment",
+            f"names one Deployment but was given {len(deployments)}; to verify several, "
+            "repeat --target deployment/NAME",
+        )
+    namespace.deployment = deployments[0] if deployments else None
+    overrides = {k: v for k, v in vars(namespace).items() if v is not None}
+    try:
+        with using_environ(environ):
+            return Settings(**overrides)
+    except ValidationError as exc:
+        loc, message = error_message(exc)
+        field = str(loc[0]) if loc else ""
+        if message == "is required":
+            message = "is required; pass the flag or set the env var"
+        raise config_error(field, message) from None
+
+
+def settings_fields() -> list[tuple[str, str, str, str]]:
+    """(field name, env var, CLI flag or "", description) rows, for generating docs."""
+    return [
+        (name, env_var(name), FLAGS.get(name, ""), info.description or "")
+        for name, info in Settings.model_fields.items()
+    ]

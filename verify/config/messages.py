@@ -1,0 +1,31 @@
+"""Pydantic's validation errors as one-line messages: the validators' own text where they raised,
+a plain phrase otherwise, and never a repr() of something that may be a secret."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from verify.redact import one_line as _one_line
+
+
+def error_message(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
+    """(location, one-line message) of the first pydantic error, for any model here."""
+    err = exc.errors()[0]
+    loc = tuple(err.get("loc", ()))
+    field = str(loc[0]) if loc else ""
+    ctx = err.get("ctx") or {}
+    if err["type"] == "missing":
+        return loc, "is required"
+    if isinstance(ctx.get("error"), ValueError):
+        return loc, _one_line(str(ctx["error"]))
+    value = err.get("input")
+    shown = f'"{value}"' if isinstance(value, str) else repr(value)
+    if err["type"] == "bool_parsing":
+        return loc, f"{shown} is not a boolean; use true or false"
+    if err["type"] == "literal_error" and field == "restart":
+        return loc, f'{shown} is not a restart mode; use "once" or "never"'
+    if err["type"] == "extra_forbidden":
+        return loc, "is not a known setting"
+    return loc, _one_line(f"{shown}: {err['msg']}")

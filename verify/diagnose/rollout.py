@@ -1,0 +1,102 @@
+"""Why a rollout is stuck: one line per pod or container that holds it back, from the kubelet's
+own waiting reasons and messages (never application output). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from verify.kube.objects import integer, items, mapping, text
+
+_MAX_MESSAGE = 300
+# waiting reasons whose message the kubelet writes itself (never application output)
+KUBELET_MESSAGES = frozenset(
+    {
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "ContainerCreating",
+        "CrashLoopBackOff",
+    }
+)
+
+
+
+def _clean(message: str) -> str:
+    line = " ".join(message.split())
+    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 3] + "..."
+
+
+def _pod_label(pod: Mapping[str, Any]) -> str:
+    name = text(mapping(pod, "metadata"), "name")
+    node = text(mapping(pod, "spec"), "nodeName")
+    return f"pod {name} ({node})" if node else f"pod {name}"
+
+
+def _terminated_text(term: Mapping[str, Any]) -> str:
+    parts = [f"exit code {integer(term, 'exitCode')}"]
+    if text(term, "reason"):
+        parts.append(f"({text(term, 'reason')})")
+    # never the termination message: with FallbackToLogsOnError it is the tail of the app's log
+    return " ".join(parts)
+
+
+def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) -> list[str]:
+    lines: list[str] = []
+    kind = "init container" if init else "container"
+    for cs in statuses:
+        if not isinstance(cs, Mapping):
+            continue
+        head = f"{_pod_label(pod)} {kind} {text(cs, 'name')}"
+        waiting = mapping(cs, "state", "waiting")
+        terminated = mapping(cs, "state", "terminated")
+        if waiting:
+            line = f"{head}: {text(waiting, 'reason') or 'Waiting'}"
+            if text(waiting, "message") and text(waiting, "reason") in KUBELET_MESSAGES:
+                line += f": {_clean(text(waiting, 'message'))}"
+            last = mapping(cs, "lastState", "terminated")
+            if text(waiting, "reason") == "CrashLoopBackOff" and last:
+                line += f"; last run: {_terminated_text(last)}"
+            lines.append(line)
+        elif terminated and not (init and integer(terminated, "exitCode") == 0):
+            lines.append(f"{head}: terminated, {_terminated_text(terminated)}")
+        elif not init and "running" in mapping(cs, "state") and cs.get("ready") is False:
+            lines.append(f"{head}: running but not ready")
+    return lines
+
+
+def waiting_reasons(*, pods: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why pods are not ready yet, one line each, so a stuck rollout explains itself."""
+    lines: list[str] = []
+    for pod in pods:
+        if mapping(pod, "metadata").get("deletionTimestamp"):
+            continue
+        status = mapping(pod, "status")
+        phase = text(status, "phase") or "Unknown"
+        label = _pod_label(pod)
+        if phase == "Pending" and not text(mapping(pod, "spec"), "nodeName"):
+            line = f"{label}: Pending (unscheduled)"
+            for cond in items(status, "conditions"):
+                if (
+                    isinstance(cond, Mapping)
+                    and cond.get("type") == "PodScheduled"
+                    and cond.get("status") == "False"
+                    and text(cond, "message")
+                ):
+                    line += f": {_clean(text(cond, 'message'))}"
+            lines.append(line)
+            continue
+        if phase in ("Failed", "Unknown"):
+            line = f"{label}: {phase}"
+            if text(status, "reason"):
+                line += f": {text(status, 'reason')}"
+            if text(status, "message"):
+                line += f": {_clean(text(status, 'message'))}"
+            lines.append(line)
+            continue
+        lines.extend(_container_reasons(pod, items(status, "initContainerStatuses"), True))
+        lines.extend(_container_reasons(pod, items(status, "containerStatuses"), False))
+    return lines

@@ -1,0 +1,1 @@
+"""wait -> select -> inspect -> judge -> decide -> restart once: one run over its workloads."""

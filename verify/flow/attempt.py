@@ -1,0 +1,110 @@
+"""One attempt: select the pods of the current revision, resolve what each container must show,
+inspect them (execs and HTTP checks side by side), judge, give mutable volumes their grace, and
+diagnose what still fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from verify.diagnose.checks import diagnose
+from verify.flow.expect import container_expectations, resolve_http
+from verify.flow.judge import judge_attempt
+from verify.flow.state import WorkloadState
+from verify.kube import objects
+from verify.model import AttemptVerdict, CheckStatus, Expectations, PodObservation
+
+GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
+
+
+def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -> set[tuple[str, str]] | None:
+    """(pod, container) pairs whose only failures may heal by waiting (a mutable configMap/secret
+    volume not yet refreshed); None when anything else failed, since then waiting is pointless."""
+    if verdict.problems or verdict.permanent_problems:
+        return None
+    out: set[tuple[str, str]] = set()
+    for pod in verdict.pods:
+        if pod.error is not None or any(c.status is not CheckStatus.OK for c in pod.checks):
+            return None
+        for c in pod.containers:
+            if c.error is not None:
+                return None
+            files = {f.path: f for f in expectations.get(c.name, Expectations()).files}
+            for check in c.checks:
+                if check.status is CheckStatus.OK:
+                    continue
+                f = files.get(check.subject) if check.type == "file" else None
+                if f is None or not f.volume or f.subpath or (f.source is not None and f.source.immutable):
+                    return None
+                out.add((pod.name, c.name))
+    return out
+
+
+def _replace(old: list[PodObservation], fresh: list[PodObservation]) -> list[PodObservation]:
+    """Swap re-checked containers' observations into the earlier pass."""
+    by_pod = {o.pod.name: {c.container: c for c in o.containers} for o in fresh}
+    out = []
+    for o in old:
+        new = by_pod.get(o.pod.name)
+        if new is None:
+            out.append(o)
+            continue
+        out.append(dataclasses.replace(o, containers=tuple(new.get(c.container, c) for c in o.containers)))
+    return out
+
+
+def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
+    """One pass over the pods of the current revision: one exec per container, one request per
+    HTTP check and pod."""
+    context, plan, ns = state.context, state.plan, state.namespace
+    lookup = state.lookup
+    lookup.new_attempt()
+    # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
+    containers = plan.containers or tuple(objects.container_names(objects.pod_spec(workload)))
+    selection = lookup.selection(kind=plan.ref.kind, workload=workload, containers=containers)
+    expectations = container_expectations(
+        lookup, plan=plan, workload=workload, hmac_key=context.inspector.run_key.key
+    )
+    http = resolve_http(lookup, plan.expect_http)
+    state.log(f"{state.label}: inspecting {len(selection.pods)} pods of revision {selection.revision}")
+
+    def expect(container: str) -> Expectations:
+        return expectations.get(container, Expectations())
+
+    with ThreadPoolExecutor(max_workers=1) as side:
+        answers = side.submit(lambda: context.prober.check(namespace=ns, pods=selection.pods, checks=http))
+        observations = context.inspector.inspect(namespace=ns, pods=selection.pods, expectations_for=expect)
+        by_pod = answers.result()
+    observations = [dataclasses.replace(o, http=by_pod.get(o.pod.name, ())) for o in observations]
+
+    def judge(obs: list[PodObservation]) -> AttemptVerdict:
+        return judge_attempt(
+            selection_revision=selection.revision,
+            observations=obs,
+            expectations=expectations,
+            problems=selection.problems,
+            permanent_problems=selection.permanent_problems,
+        )
+
+    verdict = judge(observations)
+    pending = _graceable(verdict, expectations)
+    grace = context.settings.volume_grace
+    if pending:
+        grace_end = time.monotonic() + min(grace, context.api.deadline.remaining())
+        state.log(f"{state.label}: {len(pending)} containers wait for a volume refresh (up to {grace:g}s)")
+        while pending and time.monotonic() < grace_end:
+            waiting = frozenset(pending)
+            time.sleep(min(GRACE_POLL, max(0.0, grace_end - time.monotonic())))
+            fresh = context.inspector.inspect(
+                namespace=ns, pods=selection.pods, expectations_for=expect, only=waiting.__contains__
+            )
+            observations = _replace(observations, fresh)
+            verdict = judge(observations)
+            pending = _graceable(verdict, expectations) or set()
+    if verdict.ok:
+        return verdict
+    return dataclasses.replace(
+        verdict, diagnosis=tuple(diagnose(workload=state.label, verdict=verdict, expectations=expectations))
+    )

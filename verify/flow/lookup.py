@@ -1,0 +1,84 @@
+"""What one attempt reads from the cluster: the workload's revision owners and pods (one list per
+kind, never one request per pod) and the ConfigMaps/Secrets its expectations name, each read once
+so every check of the attempt judges against the same version."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from verify import errors
+from verify.flow.derive import Ref
+from verify.flow.selection import (
+    PodSelection,
+    select_current_pods,
+    select_daemonset_pods,
+    select_statefulset_pods,
+)
+from verify.kube import objects
+from verify.kube.api import Api
+from verify.model import Kind
+
+SourceVersion = tuple[str, str, str, str]  # (kind, name, uid, resourceVersion)
+
+
+class Lookup:
+    """Reads of one workload's namespace, with the ConfigMaps/Secrets of the current attempt kept."""
+
+    def __init__(self, *, api: Api, namespace: str) -> None:
+        self.api = api
+        self.namespace = namespace
+        # ConfigMaps/Secrets read in this attempt (None: not found), each once
+        self.sources: dict[Ref, dict[str, Any] | None] = {}
+
+    def new_attempt(self) -> None:
+        """Forget the sources read so far: the next attempt judges against their new versions."""
+        self.sources.clear()
+
+    def source(self, kind: str, name: str) -> dict[str, Any] | None:
+        """A ConfigMap/Secret, read once per attempt however many expectations name it."""
+        if (kind, name) in self.sources:
+            return self.sources[(kind, name)]
+        plural = "configmaps" if kind == "configmap" else "secrets"
+        obj: dict[str, Any] | None
+        try:
+            obj = self.api.get(f"/api/v1/namespaces/{self.namespace}/{plural}/{name}")
+        except errors.NotFound:
+            obj = None
+        self.sources[(kind, name)] = obj
+        return obj
+
+    def source_versions(self) -> list[SourceVersion]:
+        """(kind, name, uid, resourceVersion) of every source this attempt read."""
+        return [
+            (kind, name, objects.uid(obj), objects.resource_version(obj))
+            for (kind, name), obj in self.sources.items()
+            if obj is not None
+        ]
+
+    def pods(self, *, selector: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.api.get(
+            f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector
+        )["items"]
+        return items
+
+    def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
+        """The pods of the workload's current revision. The revision's owners are listed first
+        (ReplicaSets or ControllerRevisions), then its pods: a pod created in between belongs to a
+        revision already listed."""
+        ns, sel = self.namespace, objects.selector(workload)
+        if kind == "statefulset":
+            return select_statefulset_pods(
+                statefulset=workload, pods=self.pods(selector=sel), containers=containers
+            )
+        if kind == "daemonset":
+            revisions = self.api.get(
+                f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel
+            )["items"]
+            return select_daemonset_pods(
+                daemonset=workload, revisions=revisions, pods=self.pods(selector=sel), containers=containers
+            )
+        rss = self.api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+        return select_current_pods(
+            deployment=workload, replicasets=rss, pods=self.pods(selector=sel), containers=containers
+        )

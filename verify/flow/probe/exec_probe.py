@@ -1,0 +1,116 @@
+"""Runs the probe in every selected container, `concurrency` at a time under one budget shared
+with the HTTP checks, each exec within --exec-timeout and never past the run's --timeout."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv
+from verify.kube.api import Api
+from verify.kube.credentials import BearerToken
+from verify.kube.exec import Exec
+from verify.kube.pods import pod_gone
+from verify.kube.retry import Deadline
+from verify.model import ContainerObservation, Expectations, PodObservation, PodTarget, Uninspectable
+
+# exec failures after which the pod itself may be gone (deleted while it was being inspected)
+_MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")
+
+
+class Inspector:
+    """One exec per (pod, container); values never leave the pods, only key names and digests."""
+
+    def __init__(
+        self,
+        *,
+        configuration: Any,
+        exec_timeout: float,
+        concurrency: int,
+        run_key: RunKey | None = None,
+        deadline: Deadline | None = None,
+        api: Api | None = None,
+        token: BearerToken | None = None,
+        slots: threading.BoundedSemaphore | None = None,
+    ) -> None:
+        self.run_key = run_key or RunKey()
+        self.transport = Exec(configuration=configuration, token=token)
+        self.deadline = deadline
+        # to tell "the pod was deleted under us" from other exec failures (optional)
+        self.api = api
+        self.exec_timeout = exec_timeout
+        self.concurrency = concurrency
+        # one budget of parallel execs for the whole run, however many workloads inspect at once
+        self.slots = slots or threading.BoundedSemaphore(concurrency)
+
+    def inspect_container(
+        self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
+    ) -> ContainerObservation:
+        with self.slots:
+            obs = self._exec(namespace=namespace, pod=pod, container=container, expectations=expectations)
+        if obs.error is not None and obs.error.code in _MAYBE_GONE:
+            gone = None if self.api is None else pod_gone(api=self.api, namespace=namespace, pod=pod)
+            if gone is not None:
+                return ContainerObservation(container=container, error=gone)
+        return obs
+
+    def _exec(
+        self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
+    ) -> ContainerObservation:
+        # One budget per exec, retries of a refused upgrade included: --exec-timeout, and never
+        # past the run's --timeout.
+        limit = self.exec_timeout
+        if self.deadline is not None:
+            limit = min(limit, self.deadline.remaining())
+            if limit <= 0:
+                return ContainerObservation(
+                    container=container,
+                    error=Uninspectable(
+                        "timeout", "the run's --timeout ran out before this exec", permanent=False
+                    ),
+                )
+        result = self.transport.run(
+            namespace=namespace,
+            pod=pod.name,
+            container=container,
+            argv=probe_argv(expectations, self.run_key),
+            limit=limit,
+        )
+        if result.error is not None:
+            return ContainerObservation(container=container, error=result.error)
+        return parse_probe(
+            container=container, stdout=result.stdout, expectations=expectations, run_key=self.run_key
+        )
+
+    def inspect(
+        self,
+        *,
+        namespace: str,
+        pods: Sequence[PodTarget],
+        expectations_for: Callable[[str], Expectations],
+        only: Callable[[tuple[str, str]], bool] | None = None,
+    ) -> list[PodObservation]:
+        """One exec per (pod, container), `concurrency` at a time; `only` narrows a re-check."""
+        jobs = [(p, c) for p in pods for c in p.containers if only is None or only((p.name, c))]
+
+        def one(pc: tuple[PodTarget, str]) -> ContainerObservation:
+            expected = expectations_for(pc[1])
+            if not (expected.env or expected.files or expected.env_values):
+                # nothing to read in this container (e.g. only HTTP checks): no exec at all
+                return ContainerObservation(container=pc[1])
+            return self.inspect_container(
+                namespace=namespace, pod=pc[0], container=pc[1], expectations=expected
+            )
+
+        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs) or 1))) as pool:
+            results = list(pool.map(one, jobs))
+        by_pod: dict[str, list[ContainerObservation]] = {}
+        for (p, _), obs in zip(jobs, results, strict=True):
+            by_pod.setdefault(p.name, []).append(obs)
+        return [
+            PodObservation(pod=p, containers=tuple(by_pod.get(p.name, [])))
+            for p in pods
+            if only is None or p.name in by_pod
+        ]

@@ -1,0 +1,99 @@
+"""What the exec probe is sent and what its answer means: argv in, one line per check out.
+
+Values never leave the pod: the probe reports whether a key is set, the inner hash of an HMAC of
+its value under the run's random key, and the sha256 of each file."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from importlib import resources
+
+from verify.model import ContainerObservation, Expectations, Uninspectable
+
+PROBE = resources.files("verify.flow.probe").joinpath("probe.sh").read_text(encoding="utf-8")
+# What is sent: every exec carries the script URL-encoded in its query, so comments and
+# indentation would cost each exec's encoding, request and parse (and the pod's sh) for nothing.
+WIRE_PROBE = "\n".join(
+    line.strip() for line in PROBE.splitlines() if line.strip() and not line.lstrip().startswith("#")
+)
+
+
+class RunKey:
+    """The run's random HMAC key. The pod computes the inner hash of HMAC-SHA256 (its printf
+    writes the ipad bytes as octal escapes) and we finish the outer one, so values never leave
+    the pod and digests are useless outside this run."""
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key or secrets.token_bytes(32)
+        padded = self.key.ljust(64, b"\0")
+        self.ipad = bytes(b ^ 0x36 for b in padded)
+        self.opad = bytes(b ^ 0x5C for b in padded)
+
+    def ipad_format(self) -> str:
+        return "".join(f"\\{b:03o}" for b in self.ipad)
+
+    def finish(self, inner_hex: str) -> str:
+        return hashlib.sha256(self.opad + bytes.fromhex(inner_hex)).hexdigest()
+
+
+def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
+    argv = ["sh", "-c", WIRE_PROBE, "rollout-verify"]
+    if expectations.env:
+        argv += ["=rv-env", *expectations.env]
+    if expectations.env_values and run_key is not None:
+        argv += ["=rv-ipad", run_key.ipad_format(), "=rv-val", *(v.key for v in expectations.env_values)]
+    if expectations.files:
+        argv += ["=rv-file", *(f.path for f in expectations.files)]
+    return argv
+
+
+def parse_probe(
+    *, container: str, stdout: str, expectations: Expectations, run_key: RunKey | None = None
+) -> ContainerObservation:
+    """Turn the probe's lines into an observation; anything unexpected is uninspectable."""
+    present: set[str] = set()
+    hashes: dict[str, str | None] = {}
+    unreadable: set[str] = set()
+    digests: dict[str, str] = {}
+    paths = [f.path for f in expectations.files]
+    ended = False
+    # lines end with "\n" only: str.splitlines would also cut at \r, \x85, \u2028, ...
+    for line in stdout.split("\n"):
+        kind, _, rest = line.partition(" ")
+        if kind == "env":
+            flag, _, key = rest.partition(" ")
+            if flag == "1":
+                present.add(key)
+        elif kind == "val" and run_key is not None:
+            inner, _, key = rest.partition(" ")
+            if inner != "-" and re.fullmatch(r"[0-9a-f]{64}", inner):
+                digests[key] = run_key.finish(inner)
+        elif kind == "file":
+            digest, _, position = rest.partition(" ")
+            if not position.isdigit() or not 1 <= int(position) <= len(paths):
+                continue
+            path = paths[int(position) - 1]
+            hashes[path] = None if digest in ("-", "!") else digest.lower()
+            if digest == "!":
+                unreadable.add(path)
+        elif kind == "notool":
+            return ContainerObservation(
+                container=container,
+                error=Uninspectable("tool_missing", f"the image has no {rest} to hash files", permanent=True),
+            )
+        elif kind == "end":
+            ended = True
+    if not ended:
+        return ContainerObservation(
+            container=container,
+            error=Uninspectable("exec_failed", "the probe's output was cut short", permanent=False),
+        )
+    return ContainerObservation(
+        container=container,
+        env_present=frozenset(present & set(expectations.env)),
+        file_hashes=hashes,
+        unreadable_files=frozenset(unreadable),
+        env_digests=digests,
+    )

@@ -1,0 +1,146 @@
+"""The run: one deadline, one client and one exec budget for every workload the job names (and
+its --selector finds), each verified in parallel with its own verdict and its own restart."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from verify import errors
+from verify.config.job import Job, TargetPlan, plan_target
+from verify.exitcodes import ExitCode
+from verify.flow.probe.exec_probe import Inspector
+from verify.flow.probe.http_probe import Prober
+from verify.flow.state import Log, RunContext
+from verify.flow.workload import verify_workload
+from verify.kube import retry
+from verify.kube.api import Api
+from verify.kube.connection import Connection
+from verify.kube.kinds import KINDS, PLURAL, api_path
+from verify.model import WorkloadRef
+from verify.report.result import RunResult, WorkloadResult, combine
+
+MAX_PARALLEL_WORKLOADS = 16
+
+
+class Logs(Protocol):
+    """Where progress lines go; the CLI groups them per workload on GitHub and GitLab."""
+
+    def line(self, text: str) -> None: ...
+
+    def begin(self, labels: Sequence[str]) -> None: ...
+
+    def workload(self, label: str) -> Log: ...
+
+    def end(self, label: str) -> None: ...
+
+
+def _label(plan: TargetPlan, namespace: str, default: str) -> str:
+    where = f"{namespace}/" if namespace != default else ""
+    return f"{plan.ref.kind} {where}{plan.ref.name}"
+
+
+def select_workloads(*, api: Api, namespace: str, selector: str) -> list[WorkloadRef]:
+    """Every Deployment, StatefulSet and DaemonSet with the labels: one list per kind."""
+    found: list[WorkloadRef] = []
+    for kind in KINDS:
+        items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+        found.extend(WorkloadRef(kind=kind, name=i["metadata"]["name"]) for i in items)
+    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name))
+
+
+def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
+    plans = list(job.targets)
+    s = job.settings
+    if s.selector is not None:
+        named = {(p.ref.kind, p.ref.name, p.namespace or namespace) for p in plans}
+        matched = select_workloads(api=api, namespace=namespace, selector=s.selector)
+        if not matched and not plans:
+            kinds = ", ".join(PLURAL[k] for k in KINDS)
+            raise errors.NoWorkloadsMatched(
+                f"--selector {s.selector} matches no {kinds} in namespace {namespace}"
+            )
+        plans += [
+            plan_target(settings=s, ref=ref)
+            for ref in matched
+            if (ref.kind, ref.name, namespace) not in named
+        ]
+    return plans
+
+
+def _failure(code: ExitCode, message: str) -> RunResult:
+    return RunResult(result="error", exit_code=int(code), restarted=False, workloads=(), message=message)
+
+
+def execute(*, job: Job, connection: Connection, logs: Logs) -> RunResult:
+    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
+    settings = job.settings
+    deadline = retry.Deadline(settings.timeout)
+    default_ns = settings.namespace or connection.namespace
+    api = Api(connection, deadline)
+    # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it
+    slots = threading.BoundedSemaphore(settings.concurrency)
+    context = RunContext(
+        settings=settings,
+        api=api,
+        inspector=Inspector(
+            configuration=connection.configuration,
+            exec_timeout=settings.exec_timeout,
+            concurrency=settings.concurrency,
+            deadline=deadline,
+            api=api,
+            token=connection.token,
+            slots=slots,
+        ),
+        prober=Prober(
+            connection=connection,
+            timeout=settings.exec_timeout,
+            concurrency=settings.concurrency,
+            deadline=deadline,
+            api=api,
+            slots=slots,
+        ),
+    )
+    try:
+        plans = _plans(job, api, default_ns)
+    except errors.VerifyError as e:
+        logs.line(e.verdict())
+        return _failure(e.exit_code, e.verdict())
+    work = [(p, p.namespace or default_ns) for p in plans]
+    seen: set[tuple[str, str, str]] = set()
+    for p, ns in work:
+        if (p.ref.kind, p.ref.name, ns) in seen:
+            # one workload twice would get two restarts: refuse before anything is sent
+            msg = (
+                f"--config: {p.ref} in namespace {ns} is named twice (with and without its "
+                "namespace); name it once (VERIFY_CONFIG)"
+            )
+            logs.line(f"error: {msg}")
+            return _failure(ExitCode.CONFIG, msg)
+        seen.add((p.ref.kind, p.ref.name, ns))
+    labels = [_label(p, ns, default_ns) for p, ns in work]
+    logs.begin(labels)
+
+    def one(index: int) -> WorkloadResult:
+        plan, ns = work[index]
+        label = labels[index]
+        try:
+            return verify_workload(
+                context=context, plan=plan, namespace=ns, label=label, log=logs.workload(label)
+            )
+        finally:
+            logs.end(label)
+
+    if len(work) == 1:
+        results = [one(0)]
+    else:
+        pool = ThreadPoolExecutor(max_workers=min(len(work), MAX_PARALLEL_WORKLOADS))
+        try:
+            results = list(pool.map(one, range(len(work))))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+    return combine(workloads=tuple(results))

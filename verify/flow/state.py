@@ -1,0 +1,44 @@
+"""The two pieces of state a run keeps: the run's context, shared by every workload, and each
+workload's own progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from verify.config.job import TargetPlan
+from verify.config.settings import Settings
+from verify.flow.lookup import Lookup
+from verify.flow.probe.exec_probe import Inspector
+from verify.flow.probe.http_probe import Prober
+from verify.flow.restart import Restarter
+from verify.kube.api import Api
+from verify.model import AttemptVerdict
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class RunContext:
+    """What every workload of one run shares: one deadline (the Api's), one client, one budget of
+    execs and HTTP checks."""
+
+    settings: Settings
+    api: Api
+    inspector: Inspector
+    prober: Prober
+
+
+@dataclass
+class WorkloadState:
+    """One workload's verification so far."""
+
+    context: RunContext
+    plan: TargetPlan
+    namespace: str
+    label: str
+    log: Log
+    lookup: Lookup
+    restarter: Restarter
+    rechecks: int = 0  # inspections repeated because pods were deleted while being inspected
+    attempts: list[AttemptVerdict] = field(default_factory=list)

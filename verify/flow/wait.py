@@ -1,0 +1,85 @@
+"""Waiting for a rollout with a watch (no polling), judged by `rollout_status.workload_state`,
+which is `kubectl rollout status` for Deployments, StatefulSets and DaemonSets; a dropped watch
+resumes from the last version seen, a 410 re-reads the object, a 5xx ERROR event backs off."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verify import errors
+from verify.errors import RolloutNotComplete
+from verify.flow.rollout_status import workload_state
+from verify.kube import objects, retry
+from verify.kube.api import Api, status_message
+from verify.kube.kinds import api_path
+from verify.model import Kind
+
+
+def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deployment") -> dict[str, Any]:
+    """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete."""
+
+    def state_of(obj: dict[str, Any]) -> Any:
+        return workload_state(kind=kind, obj=obj)
+
+    path = api_path(kind=kind, namespace=namespace, name=name)
+    dep: dict[str, Any] = api.get(path)
+    pause = retry.Backoff(deadline=api.deadline)
+    while True:
+        state = state_of(dep)
+        if state.done:
+            return dep
+        if state.failed:
+            raise RolloutNotComplete(state.message, dep)
+        remaining = api.deadline.remaining()
+        if remaining <= 0:
+            raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
+        if objects.paused(dep):
+            # a paused Deployment never progresses: waiting out the timeout would only hide that
+            raise RolloutNotComplete(f"{kind} {name} is paused: {state.message}", dep)
+        rv = objects.resource_version(dep)
+        try:
+            with api.watch(
+                api_path(kind=kind, namespace=namespace),
+                fieldSelector=f"metadata.name={name}",
+                resourceVersion=rv,
+                allowWatchBookmarks="true",
+                timeoutSeconds=str(max(1, min(int(remaining) + 1, 300))),
+            ) as events:
+                for ev in events:
+                    obj = ev.get("object") or {}
+                    typ = ev.get("type")
+                    if typ == "ERROR":
+                        if obj.get("code") == 410:  # too old: start again from a fresh GET
+                            break
+                        code = int(obj.get("code") or 0)
+                        msg = status_message(json.dumps(obj), "watch failed")[0]
+                        if retry.retryable(code, msg):
+                            # etcd's leader change or timeout sent as an event (500, 504):
+                            # resumed, as kubectl's RetryWatcher does
+                            raise retry.Transient(f"watch failed: {msg} (HTTP {code})")
+                        raise errors.api_error(status=code, message=msg)
+                    pause.reset()
+                    if typ == "DELETED":
+                        raise errors.WorkloadDeleted(f"{kind} {name} was deleted during the rollout")
+                    if typ == "BOOKMARK":
+                        dep["metadata"]["resourceVersion"] = objects.resource_version(obj) or rv
+                        continue
+                    if typ in ("ADDED", "MODIFIED"):
+                        dep = obj
+                        s = state_of(dep)
+                        if s.done or s.failed:
+                            break
+                    if api.deadline.expired:
+                        break
+                else:
+                    continue  # stream ended (timeoutSeconds): resume from the last version seen
+        except retry.Transient as e:
+            pause.sleep(e)
+        except errors.Expired:  # an expired version as an HTTP status: re-read, as for the event
+            pass
+        state = state_of(dep)
+        if not state.done and not state.failed:
+            if api.deadline.expired:
+                raise RolloutNotComplete(f"timed out waiting for the rollout: {state.message}", dep)
+            dep = api.get(path)

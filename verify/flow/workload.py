@@ -1,0 +1,124 @@
+"""One workload's whole verdict: wait for the rollout, inspect, decide, restart at most once,
+inspect again; one call per step, every ending turned into a WorkloadResult."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Literal
+
+from verify import errors
+from verify.config.job import TargetPlan
+from verify.diagnose.rollout import waiting_reasons
+from verify.exitcodes import ExitCode
+from verify.flow.attempt import attempt
+from verify.flow.decide import decide
+from verify.flow.lookup import Lookup
+from verify.flow.restart import Restarter
+from verify.flow.state import Log, RunContext, WorkloadState
+from verify.flow.wait import wait_for_rollout
+from verify.kube import objects
+from verify.report.result import WorkloadResult
+from verify.report.text import problem_lines
+
+
+def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> str:
+    """The rollout's own message, with the waiting reasons of the pods holding it back."""
+    reasons: list[str] = []
+    with contextlib.suppress(errors.VerifyError):
+        reasons = waiting_reasons(pods=state.lookup.pods(selector=objects.selector(exc.workload)))
+    msg = exc.message
+    if reasons:
+        msg += "; " + "; ".join(reasons[:10])
+    return msg
+
+
+def _result(
+    state: WorkloadState,
+    outcome: Literal["passed", "failed", "error"],
+    code: ExitCode,
+    message: str,
+    error: str | None = None,
+) -> WorkloadResult:
+    ref, restarter = state.plan.ref, state.restarter
+    return WorkloadResult(
+        kind=ref.kind,
+        namespace=state.namespace,
+        name=ref.name,
+        attempts=tuple(state.attempts),
+        restarted=restarter.count > 0,
+        error=error,
+        # an error after the restart and before any attempt of the new pods: the last attempt
+        # judged pods the restart replaced
+        superseded=error is not None and restarter.count > 0 and len(state.attempts) == restarter.at_attempt,
+        result=outcome,
+        exit_code=int(code),
+        message=message,
+        prior_restart=restarter.prior,
+    )
+
+
+def _verify(state: WorkloadState) -> WorkloadResult:
+    plan, log, label = state.plan, state.log, state.label
+    ref, api, restarter = plan.ref, state.context.api, state.restarter
+    while True:
+        if not state.attempts:  # later waits are announced by the restart or re-check line
+            log(f"{label}: waiting for the rollout in namespace {state.namespace}")
+        workload = wait_for_rollout(api=api, namespace=state.namespace, name=ref.name, kind=ref.kind)
+        verdict = attempt(state, workload)
+        if not state.attempts:
+            restarter.note_earlier(workload, sources=state.lookup.source_versions())
+        state.attempts.append(verdict)
+        decision = decide(
+            verdict=verdict,
+            restarts_done=1 if restarter.used else 0,
+            restart_mode=plan.restart,
+            rechecks_done=state.rechecks,
+        )
+        if decision.action == "pass":
+            return _result(state, "passed", ExitCode.OK, decision.reason)
+        if decision.action == "fail":
+            return _result(state, "failed", ExitCode.FAILED, decision.reason)
+        seen = WorkloadResult(
+            kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
+        )
+        for line in problem_lines(workload=seen):
+            log(line)
+        log(f"{label}: {decision.reason}")
+        if decision.action == "recheck":
+            state.rechecks += 1
+            continue
+        if api.deadline.expired:
+            # no time left to see a new rollout through: restarting now would change the
+            # cluster for nothing
+            raise errors.RolloutNotComplete(
+                f"--timeout ran out before the restart ({decision.reason})", workload
+            )
+        restarter.restart(workload, sources=state.lookup.source_versions(), attempts=len(state.attempts))
+
+
+def verify_workload(
+    *, context: RunContext, plan: TargetPlan, namespace: str, label: str, log: Log
+) -> WorkloadResult:
+    """Wait, inspect, restart at most once, inspect again: one workload's whole verdict."""
+    state = WorkloadState(
+        context=context,
+        plan=plan,
+        namespace=namespace,
+        label=label,
+        log=log,
+        lookup=Lookup(api=context.api, namespace=namespace),
+        restarter=Restarter(api=context.api, ref=plan.ref, namespace=namespace, label=label, log=log),
+    )
+    try:
+        return _verify(state)
+    except errors.RolloutNotComplete as e:
+        msg = _rollout_failure(state, e)
+        return _result(state, "error", ExitCode.ROLLOUT, msg, error=f"rollout did not complete: {msg}")
+    except errors.VerifyError as e:
+        msg = e.verdict()
+        return _result(state, "error", e.exit_code, msg, error=msg)
+    except Exception as e:
+        # a bug must still end as a one-line verdict, with the restart (if any) counted
+        msg = errors.internal_error(e)
+        log(msg)
+        return _result(state, "error", ExitCode.INTERNAL, msg, error=msg)

@@ -1,0 +1,1 @@
+"""The only layer that talks to the API server: connection, credentials, REST, watches, exec."""

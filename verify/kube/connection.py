@@ -1,0 +1,129 @@
+"""Building the clients from the kubeconfig (or the in-cluster service account): httpx for REST
+and watches, the official client's Configuration for exec."""
+
+from __future__ import annotations
+
+import os
+import ssl
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from verify.errors import KubeConfigError
+from verify.kube.credentials import BearerToken, ConfigAuth
+from verify.kube.names import SERVICE_ACCOUNT_NAMESPACE, SERVICE_ACCOUNT_TOKEN
+from verify.redact import looks_like_content, shown_path, without_userinfo
+
+
+@dataclass
+class Connection:
+    host: str  # the server's URL as messages show it: without any user:password@
+    namespace: str
+    configuration: Any  # kubernetes.client.Configuration, for exec
+    http: httpx.Client
+    token: BearerToken
+    # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
+    # its connection with it, and the requests that follow should not pay a new TLS handshake.
+    watch_http: httpx.Client
+
+    def close(self) -> None:
+        self.http.close()
+        self.watch_http.close()
+
+
+def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 32) -> Connection:
+    """Load credentials as kubectl would: explicit file/context, else in-cluster, else $KUBECONFIG."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    cfg = client.Configuration()
+    namespace = "default"
+    try:
+        if (
+            kubeconfig is None
+            and context is None
+            and os.path.exists(SERVICE_ACCOUNT_TOKEN)
+            and os.environ.get("KUBERNETES_SERVICE_HOST")
+        ):
+            config.load_incluster_config(client_configuration=cfg)
+            with open(SERVICE_ACCOUNT_NAMESPACE) as fh:
+                namespace = fh.read().strip() or "default"
+        else:
+            env_path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+            path = kubeconfig or env_path or os.path.expanduser("~/.kube/config")
+            if not os.path.exists(path):
+                named_by = (
+                    "--kubeconfig (VERIFY_KUBECONFIG)"
+                    if kubeconfig
+                    else "KUBECONFIG"
+                    if env_path
+                    else "the default kubeconfig"
+                )
+                hint = (
+                    "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
+                    if looks_like_content(path)
+                    else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
+                    "content in VERIFY_KUBECONFIG_DATA"
+                )
+                raise KubeConfigError(f"{named_by}: file {shown_path(path)} does not exist; {hint}")
+            config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
+            _, active = config.list_kube_config_contexts(config_file=path)
+            if context:
+                contexts, _ = config.list_kube_config_contexts(config_file=path)
+                active = next((c for c in contexts if c.get("name") == context), active)
+            namespace = (active or {}).get("context", {}).get("namespace") or "default"
+    except ConfigException as e:
+        first = str(e).splitlines()[0] if str(e) else "invalid configuration"
+        raise KubeConfigError(
+            f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
+        ) from None
+    except KubeConfigError:
+        raise
+    except Exception as e:  # YAML, base64, PEM, missing keys: the loader raises many kinds
+        raise _unloadable(e) from None
+    headers = {"Accept": "application/json", "User-Agent": "rollout-verify/0.1"}
+    try:
+        if cfg.verify_ssl:
+            verify: ssl.SSLContext = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
+        else:
+            verify = ssl.create_default_context()
+            verify.check_hostname = False
+            verify.verify_mode = ssl.CERT_NONE
+        if cfg.cert_file:
+            verify.load_cert_chain(cfg.cert_file, cfg.key_file)
+    except (OSError, ValueError) as e:
+        raise _unloadable(e) from None
+    # HTTP checks take up to `concurrency` connections; each of up to 16 workloads verified at
+    # once holds one watch and makes one REST call at a time
+    limits = httpx.Limits(max_connections=concurrency + 20, max_keepalive_connections=concurrency + 20)
+    watch_limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
+
+    token = BearerToken(cfg)
+
+    def rest_client(limits: httpx.Limits) -> httpx.Client:
+        return httpx.Client(
+            auth=ConfigAuth(cfg, token),
+            base_url=cfg.host,
+            headers=headers,
+            verify=verify,
+            limits=limits,
+            timeout=httpx.Timeout(30.0),
+        )
+
+    return Connection(
+        host=without_userinfo(cfg.host),
+        namespace=namespace,
+        configuration=cfg,
+        http=rest_client(limits),
+        token=token,
+        watch_http=rest_client(watch_limits),
+    )
+
+
+def _unloadable(e: Exception) -> KubeConfigError:
+    """A malformed kubeconfig (YAML, base64, PEM): name the kind of problem, never the content."""
+    return KubeConfigError(
+        f"--kubeconfig/--context: the kubeconfig cannot be loaded ({type(e).__name__}); "
+        "check the file (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
+    )

@@ -1,0 +1,302 @@
+"""The exec transport: the official client's WebSocket exec, bounded in time, and what a refused
+or failed exec means (who refused it, whether asking again can help).
+
+The channels of the exec protocol: 1 stdout, 2 stderr, 3 the error channel (a Status when the
+command ended)."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from verify.kube import retry
+from verify.kube.api import UNTRUSTED_MARKER, UNTRUSTED_REASON
+from verify.kube.credentials import BearerToken
+from verify.kube.daemons import Daemons
+from verify.kube.retry import Deadline
+from verify.model import Uninspectable
+from verify.redact import one_line
+
+ERROR = 3  # the exec protocol's error channel (1 and 2 are stdout and stderr)
+
+_HANDSHAKE = re.compile(r"Handshake status (\d{3})")
+_MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
+# websocket-client folds the response headers (keys lower-cased) into its handshake error text
+_RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]""", re.IGNORECASE)
+# how long past its budget an exec's thread is waited for before it is given up (its own reads
+# end at the budget; this only catches a call that has no timeout at all)
+_GIVE_UP_GRACE = 1.0
+# what the apiserver or the kubelet says of a container that is not running (yet)
+_NOT_RUNNING = ("container not found", "is waiting to start", "does not have a host assigned")
+
+
+def status_error(status: dict[str, Any], *, container: str) -> Uninspectable | None:
+    """Classify the error-channel Status of a finished exec (None: success)."""
+    if status.get("status") == "Success":
+        return None
+    msg = one_line(str(status.get("message", "")))
+    if any(marker in msg for marker in _NOT_RUNNING):
+        # an apiserver >= 1.30 speaking v5 upgrades first, then reports the kubelet's refusal
+        # here: "Internal error occurred: unable to upgrade connection: container not found"
+        return Uninspectable("not_running", f"container {container} is not running", permanent=False)
+    if "executable file not found" in msg or "no such file or directory" in msg:
+        return Uninspectable(
+            "no_shell", "the image has no shell (sh): exec cannot run the probe", permanent=True
+        )
+    if status.get("reason") == "NonZeroExitCode":
+        causes = (status.get("details") or {}).get("causes") or [{}]
+        return Uninspectable(
+            "exec_failed",
+            f"the probe exited with code {causes[0].get('message', '?')}",
+            permanent=False,
+        )
+    return Uninspectable("exec_failed", f"exec failed: {msg[:200]}", permanent=False)
+
+
+def _handshake_parts(text: str) -> tuple[int, str]:
+    """(HTTP status or 0, Status message) of a refused exec upgrade; never the headers or body.
+    The message is one printable line: it is the server's text, and it reaches logs."""
+    m = _HANDSHAKE.search(text)
+    code = int(m.group(1)) if m else 0
+    if not code:
+        return 0, ""
+    # websocket-client ends the text with the body: its text (1.9), or its bytes as Python
+    # writes them, b'...' (older releases)
+    body = text.rpartition(" -+-+- ")[2].strip()
+    if body.startswith(("b'", 'b"')):
+        try:
+            raw = ast.literal_eval(body)
+            body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            body = ""
+    msg = ""
+    try:
+        status = json.loads(body) if body.startswith("{") else None
+        if isinstance(status, dict):
+            msg = str(status.get("message", ""))
+    except (ValueError, RecursionError):
+        mm = _MESSAGE.search(body)
+        if mm:
+            try:
+                msg = json.loads(f'"{mm.group(1)}"')
+            except ValueError:
+                msg = mm.group(1)
+    if not msg and body != "None" and not body.startswith("{"):  # None: no body at all
+        # the kubelet's own refusals are plain text, which the apiserver's proxy passes on (v4):
+        # `container not found ("app")`
+        msg = body[:300]
+    return code, one_line(msg)
+
+
+def handshake_retry(text: str) -> tuple[bool, float | None]:
+    """Whether a refused exec upgrade is a fault worth asking again, and the server's Retry-After.
+
+    The same policy as every REST call (`retry.retryable`): connection failures, 5xx, 429 and the
+    warming-up 403; but not the apiserver's 500 for a container that is not running, which is the
+    pod's state rather than a fault."""
+    code, msg = _handshake_parts(text)
+    m = _RETRY_AFTER.search(text)
+    hint = float(m.group(1)) if m else None
+    if code == 0:
+        return UNTRUSTED_MARKER not in text, None
+    if any(marker in msg for marker in _NOT_RUNNING):
+        return False, None
+    return retry.retryable(code, msg), hint
+
+
+def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -> Uninspectable:
+    """Map a refused exec upgrade (the client folds status and body into one string) to a reason."""
+    code, msg = _handshake_parts(text)
+    if code == 0 and UNTRUSTED_MARKER in text:
+        # asking again cannot make the certificate trusted, and neither can a restart
+        return Uninspectable("exec_failed", UNTRUSTED_REASON, permanent=True)
+    if code == 403 and retry.transient_forbidden(msg):
+        return Uninspectable(
+            "exec_failed",
+            "exec refused: the API server was not ready to handle requests (403)",
+            permanent=False,
+        )
+    if code == 403 and retry.rbac_denial(msg):
+        user = re.search(r'User "([^"]*)"', msg)
+        who = f" for {user.group(1)}" if user else ""
+        # a WebSocket exec is authorised as `get` (and, from 1.35, `create` too): name the one denied
+        verb = re.search(r'\bcannot ([a-z]+) resource "pods/exec"', msg)
+        return Uninspectable(
+            "forbidden",
+            f"exec forbidden{who}: missing RBAC rule `{verb.group(1) if verb else 'create'} pods/exec` "
+            f"in namespace {namespace}",
+            permanent=True,
+        )
+    if code == 403:
+        # an admission webhook or policy engine denying exec: its own words are the reason
+        return Uninspectable("forbidden", f"exec refused (HTTP 403): {msg[:200]}", permanent=True)
+    if code == 404 and msg == f'pods "{pod}" not found':
+        return Uninspectable("pod_gone", f"pod {pod} no longer exists", permanent=False)
+    if any(marker in msg for marker in _NOT_RUNNING):
+        return Uninspectable("not_running", f"container {container} is not running", permanent=False)
+    if code == 400 and "is not valid for pod" in msg:
+        return Uninspectable("not_running", f"container {container} is not in the pod", permanent=False)
+    if code == 0:
+        return Uninspectable("exec_failed", "exec connection failed before the upgrade", permanent=False)
+    return Uninspectable(
+        "exec_failed", f"exec refused (HTTP {code})" + (f": {msg[:200]}" if msg else ""), permanent=False
+    )
+
+
+class _Refused(retry.Transient):
+    """A refused exec upgrade being retried; `error` is the verdict if it never succeeds."""
+
+    def __init__(self, error: Uninspectable, retry_after: float | None) -> None:
+        super().__init__(error.reason, retry_after=retry_after)
+        self.error = error
+
+
+class _Final(Exception):
+    """A refused exec upgrade that asking again cannot change."""
+
+    def __init__(self, error: Uninspectable) -> None:
+        super().__init__(error.reason)
+        self.error = error
+
+
+@functools.lru_cache(maxsize=16)
+def _command_query(argv: tuple[str, ...]) -> str:
+    """`command=` parameters as `ws_client.get_websocket_url` encodes them, once per argv: every
+    container with the same expectations sends the same (kilobytes long) command."""
+    return urlencode([("command", a) for a in argv])
+
+
+def exec_query(argv: tuple[str, ...], container: str) -> str:
+    rest = [
+        ("container", container),
+        ("stderr", "true"),
+        ("stdin", "false"),
+        ("stdout", "true"),
+        ("tty", "false"),
+    ]
+    return f"{_command_query(argv)}&{urlencode(rest)}"
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one exec printed on stdout, or why it did not run to a successful end."""
+
+    stdout: str = ""
+    error: Uninspectable | None = None
+
+
+def _failed(reason: str, code: Any = "exec_failed") -> ExecResult:
+    return ExecResult(error=Uninspectable(code, reason, permanent=False))
+
+
+class Exec:
+    """Runs one command in one container over the official client's WebSocket exec."""
+
+    def __init__(self, *, configuration: Any, token: BearerToken | None = None) -> None:
+        self.configuration = configuration
+        self.token = token or BearerToken(configuration)
+        # websocket-client's setdefaulttimeout never reaches the official client's exec socket:
+        # each exec is bounded by running it on `Daemons`, see `run`
+        self._daemons = Daemons()
+
+    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
+        """`kubernetes.stream.ws_client`, called directly: the generated CoreV1Api costs ~0.4 s to
+        import and is not thread-safe under `stream()`."""
+        from kubernetes.stream import ws_client
+
+        cfg = self.configuration
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
+        url = ws_client.get_websocket_url(f"{cfg.host}{path}?{exec_query(tuple(argv), container)}")
+        headers = {}
+        token = self.token.get()
+        if token:
+            headers["authorization"] = token
+        try:
+            return ws_client.WSClient(cfg, url, headers, True)
+        except Exception as e:
+            # the same shape `stream()` raises: ApiException(status=0, reason=<handshake text>)
+            from kubernetes.client.exceptions import ApiException
+
+            raise ApiException(status=0, reason=str(e)) from None
+
+    def run(self, *, namespace: str, pod: str, container: str, argv: list[str], limit: float) -> ExecResult:
+        """Run `argv` within `limit` seconds, retries of a refused upgrade included.
+
+        The official client's WebSocket has no socket timeout (websocket-client's default one only
+        reaches create_connection): an API server that never answers the upgrade would block this
+        thread for good. The exec runs in a daemon thread and is given up at its budget; reads after
+        the upgrade get the budget as their socket timeout, so a stalled stream ends its thread too."""
+        budget = Deadline(limit)
+        try:
+            result = self._daemons.run(
+                lambda: self._within(budget, namespace=namespace, pod=pod, container=container, argv=argv,
+                                     limit=limit),
+                timeout=limit + _GIVE_UP_GRACE,
+            )
+        except Exception as e:  # a bug here is this container's verdict, never a hung run
+            return _failed(f"exec failed: {type(e).__name__}")
+        if result is not None:
+            return result
+        return _failed(f"exec did not finish within {limit:g}s (timed out: the API server never answered)",
+                       "timeout")
+
+    def _within(
+        self, budget: Deadline, *, namespace: str, pod: str, container: str, argv: list[str], limit: float
+    ) -> ExecResult:
+        def open_once() -> Any:
+            from kubernetes.client.exceptions import ApiException
+
+            try:
+                return self._open(namespace=namespace, pod=pod, container=container, argv=argv)
+            except ApiException as e:
+                text = str(e.reason)
+                error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
+                again, hint = handshake_retry(text)
+                if again:
+                    raise _Refused(error, hint) from None
+                raise _Final(error) from None
+
+        try:
+            ws = retry.call(open_once, deadline=budget, base=0.1, cap=2.0)
+        except (_Refused, _Final) as e:  # refused for good, or still when the budget ran out
+            return ExecResult(error=e.error)
+        except Exception as e:
+            return _failed(f"exec failed: {type(e).__name__}")
+        try:
+            left = budget.remaining()
+            if left > 0:
+                # every read, not only the wait for the first byte, ends with the budget
+                ws.sock.settimeout(left)
+                # run_forever(timeout=0) would wait without limit: only ever give it a positive one
+                ws.run_forever(timeout=left)
+            if ws.is_open():
+                return _failed(f"exec did not finish within {limit:g}s (timed out)", "timeout")
+            out = ws.read_stdout() or ""
+            err_text = ws.read_stderr() or ""
+            raw_status = ws.read_channel(ERROR) or ""
+        except Exception as e:
+            # a dropped or reset stream mid-exec is this container's verdict, not the run's crash
+            return _failed(f"exec stream broke: {type(e).__name__}")
+        finally:
+            with contextlib.suppress(Exception):
+                ws.close()
+        try:
+            status = (
+                json.loads(raw_status) if raw_status else {"status": "Failure", "message": "no exec status"}
+            )
+        except ValueError:
+            status = {"status": "Failure", "message": "unreadable exec status"}
+        err = status_error(status, container=container)
+        if err is not None:
+            if err.code == "exec_failed" and err_text.strip():
+                # the command's own shell errors (never env values: the probe prints none)
+                first = "".join(c if c.isprintable() else "?" for c in err_text.strip().splitlines()[0][:160])
+                err = Uninspectable(err.code, f"{err.reason}: {first}", err.permanent)
+            return ExecResult(error=err)
+        return ExecResult(stdout=out)

@@ -1,0 +1,99 @@
+"""Every report and platform output of one run, from one RunResult, so they cannot disagree:
+--report-json, --junit, --summary, --output-dir, and GitHub's outputs and step summary. A sink that
+fails says so and the others are still written."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+
+from verify.config.settings import Settings
+from verify.platforms import argo, github
+from verify.platforms.logs import Platform, stderr
+from verify.report import markdown
+from verify.report.jsondoc import to_json
+from verify.report.outputs import step_outputs
+from verify.report.result import RunResult
+
+
+def _write(path: str, text: str, *, what: str) -> None:
+    try:
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        stderr(f"rollout-verify: error: cannot write {what} {path}: {e.strerror or e}")
+
+
+def deliver(
+    *, result: RunResult, settings: Settings | None, environ: Mapping[str, str], seconds: float
+) -> None:
+    """Every report and platform output for `result`; a sink that fails says so and the rest run."""
+    platform = Platform.of(environ)
+    lazy: dict[str, str] = {}
+
+    def rendered(name: str, make: Callable[[], str]) -> str:
+        if name not in lazy:
+            lazy[name] = make()
+        return lazy[name]
+
+    def report_json() -> str:
+        return rendered("json", lambda: json.dumps(to_json(run=result), indent=2) + "\n")
+
+    def junit_xml() -> str:
+        from verify.report import junit  # XML only when a JUnit file is asked for
+
+        return rendered("junit", lambda: junit.render(run=result, seconds=seconds))
+
+    def summary() -> str:
+        return rendered("summary", lambda: markdown.render(run=result))
+
+    report_path = ""
+    if settings is not None:
+        if settings.report_json:
+            _write(settings.report_json, report_json(), what="--report-json")
+            report_path = settings.report_json
+        if settings.junit:
+            _write(settings.junit, junit_xml(), what="--junit")
+        if settings.summary:
+            _write(settings.summary, summary(), what="--summary")
+        if settings.output_dir:
+            report_path = report_path or os.path.join(settings.output_dir, argo.REPORT_JSON)
+    outputs = step_outputs(run=result, report_path=report_path)
+    if settings is not None and settings.output_dir:
+        try:
+            argo.write_output_dir(
+                directory=settings.output_dir,
+                outputs=outputs,
+                documents={
+                    argo.REPORT_JSON: report_json(),
+                    argo.JUNIT_XML: junit_xml(),
+                    argo.SUMMARY_MD: summary(),
+                },
+            )
+        except OSError as e:
+            stderr(
+                f"rollout-verify: error: cannot write --output-dir {settings.output_dir}: {e.strerror or e}"
+            )
+    if platform.github:
+        _github_files(outputs=outputs, summary=summary, environ=environ)
+
+
+def _github_files(
+    *, outputs: Mapping[str, str], summary: Callable[[], str], environ: Mapping[str, str]
+) -> None:
+    """$GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when the runner provides them."""
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+        path = environ.get(name, "")
+        if not path:
+            continue
+        try:
+            if name == "GITHUB_OUTPUT":
+                github.write_outputs(path=path, outputs=outputs)
+            else:
+                github.append_summary(path=path, markdown=summary())
+        except OSError as e:
+            stderr(f"rollout-verify: error: cannot write ${name} {path}: {e.strerror or e}")

@@ -1,0 +1,87 @@
+"""Progress lines on stderr. On GitHub and GitLab each workload's lines are one collapsible
+group; with several workloads verified in parallel, a workload's lines are held until it ends so
+that groups never interleave."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from verify.platforms import github, gitlab
+
+
+def stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def stdout(line: str) -> None:
+    print(line, flush=True)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Which CI system runs the step (both false: a terminal or another CI)."""
+
+    github: bool
+    gitlab: bool
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> Platform:
+        return cls(github=github.active(environ=environ), gitlab=gitlab.active(environ=environ))
+
+
+class Logs:
+    """The run's progress lines, grouped per workload where the platform folds groups."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.grouped = platform.github or platform.gitlab
+        self._lock = threading.Lock()
+        self._held: dict[str, list[str]] | None = None
+
+    def _open(self, label: str) -> None:
+        if self.platform.github:
+            stderr(github.group_start(workload=label))
+        if self.platform.gitlab:
+            stderr(gitlab.section_start(title=f"rollout-verify {label}"))
+
+    def _close(self, label: str) -> None:
+        if self.platform.github:
+            stderr(github.group_end())
+        if self.platform.gitlab:
+            stderr(gitlab.section_end(title=f"rollout-verify {label}"))
+
+    def line(self, text: str) -> None:
+        """A line about the whole run, outside any workload's group."""
+        stderr(f"rollout-verify: {text}")
+
+    def begin(self, labels: Sequence[str]) -> None:
+        if self.grouped and len(labels) > 1:
+            self._held = {label: [] for label in labels}
+        elif self.grouped and labels:
+            self._open(labels[0])
+
+    def workload(self, label: str) -> Callable[[str], None]:
+        def log(line: str) -> None:
+            text = f"rollout-verify: {line}"
+            with self._lock:
+                if self._held is not None:
+                    self._held[label].append(text)
+                else:
+                    stderr(text)
+
+        return log
+
+    def end(self, label: str) -> None:
+        if not self.grouped:
+            return
+        with self._lock:
+            if self._held is None:
+                self._close(label)
+                return
+            self._open(label)
+            for line in self._held.pop(label, []):
+                stderr(line)
+            self._close(label)

@@ -1,0 +1,72 @@
+"""The --report-json document. Pure: `reason` is null unless the pod/container is uninspectable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verify.model import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
+from verify.report.result import RunResult
+
+
+def _reason(error: Uninspectable | None) -> str | None:
+    return None if error is None else error.reason
+
+
+def _checks_json(checks: tuple[CheckResult, ...]) -> list[dict[str, Any]]:
+    return [
+        # "target" is the report's name for a check's subject (kept: pipelines read it)
+        {"type": c.type, "target": c.subject, "status": c.status.value, "detail": c.detail}
+        for c in checks
+    ]
+
+
+def _container_json(container: ContainerVerdict) -> dict[str, Any]:
+    return {
+        "name": container.name,
+        "status": container.status.value,
+        "reason": _reason(container.error),
+        "checks": _checks_json(container.checks),
+    }
+
+
+def _attempt_json(attempt: AttemptVerdict) -> dict[str, Any]:
+    return {
+        "revision": attempt.revision,
+        "problems": [*attempt.permanent_problems, *attempt.problems],
+        "diagnosis": list(attempt.diagnosis),
+        "pods": [
+            {
+                "name": p.name,
+                "node": p.node,
+                "status": p.status.value,
+                "reason": _reason(p.error),
+                "checks": _checks_json(p.checks),
+                "containers": [_container_json(c) for c in p.containers],
+            }
+            for p in attempt.pods
+        ],
+    }
+
+
+def to_json(*, run: RunResult) -> dict[str, Any]:
+    """The --report-json document; `reason` is null unless the pod/container is uninspectable."""
+    return {
+        "result": run.result,
+        "exit_code": run.exit_code,
+        "restarted": run.restarted,
+        "message": run.message,
+        "workloads": [
+            {
+                "kind": w.kind,
+                "namespace": w.namespace,
+                "name": w.name,
+                "result": w.result,
+                "exit_code": w.exit_code,
+                "restarted": w.restarted,
+                "restarted_by_earlier_run": w.prior_restart or None,
+                "error": w.error,
+                "attempts": [_attempt_json(a) for a in w.attempts],
+            }
+            for w in run.workloads
+        ],
+    }

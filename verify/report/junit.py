@@ -1,0 +1,131 @@
+"""The run as JUnit XML (the Jenkins/GitLab dialect): one testcase per pod x container.
+
+CI systems already know how to show failed tests; a failed pod becomes a failed test whose
+message is the reason, so GitLab's MR widget and Jenkins show it without reading logs.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from verify.model import CheckStatus
+from verify.report.result import RunResult, WorkloadResult
+from verify.report.text import check_phrase, container_problems
+
+# characters XML 1.0 cannot carry (containerd/OCI errors may hold escape sequences)
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("?", text)
+
+
+class _Suite:
+    def __init__(self, name: str) -> None:
+        self.element = ET.Element("testsuite", {"name": _clean(name)})
+        self.tests = self.failures = self.errors = 0
+
+    def case(
+        self, *, classname: str, name: str, failure: tuple[str, str, str] | None = None, error: bool = False
+    ) -> None:
+        """`failure` is (type, message, text); `error` marks it as an error, not a failure."""
+        case = ET.SubElement(self.element, "testcase", {"classname": _clean(classname), "name": _clean(name)})
+        self.tests += 1
+        if failure is not None:
+            kind, message, text = failure
+            tag = "error" if error else "failure"
+            node = ET.SubElement(case, tag, {"type": _clean(kind), "message": _clean(message)})
+            node.text = _clean(text)
+            if error:
+                self.errors += 1
+            else:
+                self.failures += 1
+
+    def close(self, *, seconds: float) -> ET.Element:
+        self.element.set("tests", str(self.tests))
+        self.element.set("failures", str(self.failures))
+        self.element.set("errors", str(self.errors))
+        self.element.set("skipped", "0")
+        self.element.set("time", f"{seconds:.3f}")
+        return self.element
+
+
+def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
+    label = f"{workload.kind} {workload.namespace}/{workload.name}"
+    classname = f"{workload.kind}.{workload.namespace}.{workload.name}"
+    suite = _Suite(label)
+    props = ET.SubElement(suite.element, "properties")
+    ET.SubElement(props, "property", {"name": "restarted", "value": str(workload.restarted).lower()})
+    ET.SubElement(props, "property", {"name": "attempts", "value": str(len(workload.attempts))})
+    if workload.attempts:
+        ET.SubElement(props, "property", {"name": "revision", "value": workload.attempts[-1].revision})
+    if workload.error:
+        suite.case(
+            classname=classname,
+            name="workload",
+            failure=("error", workload.error, workload.error),
+            error=True,
+        )
+    last = workload.verdict_attempt
+    if last is not None:
+        problems = [*last.permanent_problems, *last.problems]
+        if problems:
+            suite.case(
+                classname=classname,
+                name="pods of the revision",
+                failure=("workload", problems[0], "\n".join(problems)),
+            )
+        for pod in last.pods:
+            where = f"pod {pod.name} ({pod.node})" if pod.node else f"pod {pod.name}"
+            if pod.error is not None:
+                reason = f"cannot be inspected: {pod.error.reason}"
+                suite.case(
+                    classname=classname,
+                    name=pod.name,
+                    failure=(CheckStatus.UNINSPECTABLE.value, reason, f"{where} {reason}"),
+                )
+                continue
+            for check in pod.checks:
+                failure = None
+                if check.status is not CheckStatus.OK:
+                    phrase = check_phrase(check)
+                    failure = (check.status.value, phrase, f"{where} {phrase}")
+                suite.case(classname=classname, name=f"{pod.name}/http {check.subject}", failure=failure)
+            for container in pod.containers:
+                problems = container_problems(container=container)
+                status = container.status
+                failure = None
+                if status is not CheckStatus.OK:
+                    text = "\n".join(f"{where} container {container.name} {p}" for p in problems)
+                    failure = (status.value, "; ".join(problems) or status.value, text)
+                suite.case(classname=classname, name=f"{pod.name}/{container.name}", failure=failure)
+    elif not workload.error:
+        suite.case(
+            classname=classname,
+            name="workload",
+            failure=("error", "not verified", "not verified"),
+            error=True,
+        )
+    return suite.close(seconds=seconds)
+
+
+def render(*, run: RunResult, seconds: float = 0.0) -> str:
+    """The JUnit XML document for `run`; `seconds` is the run's wall time."""
+    root = ET.Element("testsuites", {"name": "rollout-verify"})
+    for wl in run.workloads:
+        root.append(_workload_suite(wl, seconds))
+    if not run.workloads:
+        suite = _Suite("rollout-verify")
+        failure = None if run.result == "passed" else ("error", run.message, run.message)
+        suite.case(classname="rollout-verify", name="run", failure=failure, error=True)
+        root.append(suite.close(seconds=seconds))
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for suite_el in root:
+        for key in totals:
+            totals[key] += int(suite_el.get(key, "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

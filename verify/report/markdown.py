@@ -1,0 +1,95 @@
+"""The run as Markdown: a headline, one table row per pod x container, the earlier attempt.
+
+Written for people skimming a CI page (the GitHub job summary, a GitLab artifact), so passing
+rows collapse when there are many and every cell is escaped for tables and inline HTML.
+"""
+
+from __future__ import annotations
+
+from verify.model import AttemptVerdict, CheckStatus
+from verify.report.result import RunResult, WorkloadResult
+from verify.report.text import check_phrase, container_problems, verdict_line
+
+MAX_OK_ROWS = 50  # beyond this, passing containers are counted instead of listed
+
+_ICON = {
+    CheckStatus.OK: "✅ ok",
+    CheckStatus.MISSING: "❌ missing",
+    CheckStatus.MISMATCH: "❌ mismatch",
+    CheckStatus.UNINSPECTABLE: "❌ uninspectable",
+}
+_HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: no pipes, newlines or HTML."""
+    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(out.replace("|", "\\|").split())
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+
+def _attempt_line(attempt: AttemptVerdict, index: int) -> str:
+    bad = sum(1 for p in attempt.pods if p.status is not CheckStatus.OK)
+    state = "ok" if attempt.ok else f"{bad} of {len(attempt.pods)} pods failed"
+    return f"- attempt {index} (revision {cell(attempt.revision)}): {state}"
+
+
+def _workload(wl: WorkloadResult) -> list[str]:
+    lines = [f"#### {cell(wl.kind)} `{cell(wl.namespace)}/{cell(wl.name)}`", ""]
+    if wl.error:
+        lines += [f"**{cell(wl.error)}**", ""]
+    if not wl.attempts:
+        return lines
+    if len(wl.attempts) > 1 or wl.restarted:
+        lines += [_attempt_line(a, i + 1) for i, a in enumerate(wl.attempts)]
+        lines += ["- restarted once" if wl.restarted else "- not restarted", ""]
+    last = wl.verdict_attempt
+    if last is None:
+        return lines
+    for problem in (*last.permanent_problems, *last.problems):
+        lines.append(f"- ❌ {cell(problem)}")
+    if last.permanent_problems or last.problems:
+        lines.append("")
+    rows: list[tuple[bool, str]] = []
+    for pod in last.pods:
+        if pod.error is not None:
+            status = _ICON[CheckStatus.UNINSPECTABLE]
+            rows.append((False, _row(pod.name, pod.node, "", status, pod.error.reason)))
+            continue
+        for check in pod.checks:
+            detail = "" if check.status is CheckStatus.OK else check_phrase(check)
+            rows.append(
+                (
+                    check.status is CheckStatus.OK,
+                    _row(pod.name, pod.node, f"http {check.subject}", _ICON[check.status], detail),
+                )
+            )
+        for c in pod.containers:
+            detail = "; ".join(container_problems(container=c))
+            rows.append(
+                (c.status is CheckStatus.OK, _row(pod.name, pod.node, c.name, _ICON[c.status], detail))
+            )
+    if not rows:
+        return lines
+    hide_ok = len(rows) > MAX_OK_ROWS
+    shown = [r for ok, r in rows if not (ok and hide_ok)]
+    lines += ["| pod | node | container | status | detail |", "|---|---|---|---|---|", *shown]
+    if hide_ok:
+        lines += ["", f"…and {sum(1 for ok, _ in rows if ok)} passing containers not listed."]
+    return [*lines, ""]
+
+
+def render(*, run: RunResult) -> str:
+    """The Markdown summary of `run`."""
+    headline = verdict_line(run=run).removeprefix("rollout-verify: ")
+    for word, label in _HEAD.items():
+        if headline.startswith(word.upper()):
+            headline = label + headline[len(word) :]
+            break
+    lines = ["### rollout-verify", "", cell(headline), ""]
+    for wl in run.workloads:
+        lines += _workload(wl)
+    return "\n".join(lines).rstrip("\n") + "\n"
