@@ -10,9 +10,11 @@ import gc
 import os
 import signal
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from typing import Any
 
 from verify.config.job import Job, load_job
 from verify.config.naming import env_var
@@ -20,6 +22,7 @@ from verify.config.settings import Settings
 from verify.errors import ConfigError, KubeConfigError, internal_error
 from verify.exitcodes import ExitCode
 from verify.kube import kubeconfig
+from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.platforms import github
 from verify.platforms.delivery import deliver
@@ -59,13 +62,16 @@ def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> 
         stdout(line)
 
 
+GRACE_AFTER_SIGNAL = 1.5  # seconds the workloads get to stop after a signal before the run ends
+
+
 def _config_failure(message: str) -> RunResult:
     return RunResult(
         result="error", exit_code=int(ExitCode.CONFIG), restarted=False, workloads=(), message=message
     )
 
 
-def _verify(*, job: Job, kubeconfig_path: str | None, platform: Platform) -> RunResult:
+def _verify(*, job: Job, kubeconfig_path: str | None, logs: Logs, cancel: Cancel) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify.flow.run import execute
     from verify.kube.connection import connect
@@ -87,13 +93,59 @@ def _verify(*, job: Job, kubeconfig_path: str | None, platform: Platform) -> Run
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        return execute(job=job, connection=connection, logs=Logs(platform))
+        return execute(job=job, connection=connection, logs=logs, cancel=cancel)
     finally:
         connection.close()
 
 
-def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
+def _until_done_or_cancelled(fn: Callable[[], RunResult], *, cancel: Cancel) -> RunResult | None:
+    """`fn()` on a daemon thread: its result, or None when a signal came and the workloads did not
+    stop within GRACE_AFTER_SIGNAL (their threads are left behind; the process exits without them)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # raised again in the main thread (or dropped after a signal)
+            box["error"] = e
+
+    thread = threading.Thread(target=target, name="rollout-verify run", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.05)
+        if cancel.cancelled and time.monotonic() - cancel.at > GRACE_AFTER_SIGNAL:
+            return None
+    if "error" in box and not cancel.cancelled:
+        raise box["error"]
+    result: RunResult | None = box.get("result")
+    return result
+
+
+def _cancelled(*, cancel: Cancel, partial: RunResult | None) -> RunResult:
+    """The run's result after SIGINT/SIGTERM: `error`, 128 + the signal, and whether the one write
+    had already gone out."""
+    sigint = cancel.signal == signal.SIGINT
+    code = ExitCode.INTERRUPTED if sigint else ExitCode.TERMINATED
+    sent = (
+        "a restart had already been sent before the signal"
+        if cancel.writes
+        else "no restart was sent"
+    )
+    message = f"cancelled by {'SIGINT' if sigint else 'SIGTERM'}: {sent}"
+    stderr(f"rollout-verify: {message}")
+    workloads = partial.workloads if partial is not None else ()
+    return RunResult(
+        result="error",
+        exit_code=int(code),
+        restarted=bool(cancel.writes) or any(w.restarted for w in workloads),
+        workloads=workloads,
+        message=message,
+    )
+
+
+def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
     started = time.monotonic()
+    cancel = cancel or Cancel()
     platform = Platform.of(environ)
     if platform.github:
         _mask_early(environ=environ)
@@ -120,7 +172,15 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
                 message = f"{env_var('kubeconfig_data')}: {e}"
                 stderr(f"rollout-verify: error: {message}")
                 failed = _config_failure(message)
-        result = failed or _verify(job=job, kubeconfig_path=path, platform=platform)
+        logs = Logs(platform, cancel=cancel)
+        outcome = failed
+        if outcome is None and not cancel.cancelled:
+            outcome = _until_done_or_cancelled(
+                lambda: _verify(job=job, kubeconfig_path=path, logs=logs, cancel=cancel), cancel=cancel
+            )
+        if cancel.cancelled or outcome is None:
+            outcome = _cancelled(cancel=cancel, partial=outcome)
+        result = outcome
     for wl in result.workloads:
         for line in problem_lines(workload=wl):
             stdout(line)
@@ -131,11 +191,6 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str]) -> int:
         stdout(verdict_line(run=result))
     deliver(result=result, settings=settings, environ=environ, seconds=time.monotonic() - started)
     return result.exit_code
-
-
-def _terminate(signum: int, _frame: object) -> None:
-    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C, so the temp kubeconfig is removed."""
-    raise SystemExit(128 + signum)
 
 
 def _started() -> None:
@@ -150,12 +205,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Start-up allocates for ~0.2 s, objects that all live for the whole run; collecting
     # meanwhile finds nothing and costs ~30 ms. `_started` turns collecting back on.
     gc.disable()
-    signal.signal(signal.SIGTERM, _terminate)
+    cancel = Cancel()
+    # SIGTERM (a cancelled CI job) and Ctrl-C stop the run the same way: no write after the signal,
+    # every requested output written, the temp kubeconfig removed
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda received, _frame: cancel.cancel(received))
     try:
-        code = run(argv=list(sys.argv[1:] if argv is None else argv), environ=os.environ)
+        code = run(argv=list(sys.argv[1:] if argv is None else argv), environ=os.environ, cancel=cancel)
     except Exception as e:  # a bug must still end as one line (type and place, never the message)
         stderr(f"rollout-verify: {internal_error(e)}")
         code = int(ExitCode.INTERNAL)
+    if cancel.cancelled:
+        # the workloads' threads may still be unwinding: leave without waiting for them (their
+        # requests are refused by the cancel; everything the run owed is written and flushed)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     # Exiting: the interpreter's final collections would walk the whole heap (~50 ms) to free
     # what the process's end frees anyway; atexit handlers and flushes still run.
     gc.freeze()

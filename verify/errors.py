@@ -140,6 +140,10 @@ def api_error(*, status: int, message: str, reason: str = "") -> ApiError:
 # -- what the run decides -----------------------------------------------------------------------
 
 
+class Cancelled(VerifyError):
+    """SIGINT or SIGTERM: the run stops; no request, and above all no restart, is sent after it."""
+
+
 class RolloutNotComplete(VerifyError):
     """The rollout failed (progress deadline, paused) or the run's deadline ran out first."""
 

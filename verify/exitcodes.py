@@ -2,7 +2,7 @@
 
 With several workloads, the run ends with the most fundamental code among theirs: a bug (5)
 before an unreadable cluster (3) before a stuck rollout (4) before bad input (2) before a failed
-verification (1)."""
+verification (1). A signal (130, 143) ends the whole run."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ class ExitCode(IntEnum):
     UNREADABLE = 3
     ROLLOUT = 4
     INTERNAL = 5
+    INTERRUPTED = 130  # 128 + SIGINT
+    TERMINATED = 143  # 128 + SIGTERM
 
     @property
     def word(self) -> str:
@@ -40,6 +42,8 @@ class ExitCode(IntEnum):
 
 
 _PRIORITY = (
+    ExitCode.TERMINATED,
+    ExitCode.INTERRUPTED,
     ExitCode.INTERNAL,
     ExitCode.UNREADABLE,
     ExitCode.ROLLOUT,
@@ -82,6 +86,17 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "internal error",
         "internal error: a bug in rollout-verify (one line naming the exception type and place, never its "
         "message)",
+    ),
+    ExitCode.INTERRUPTED: (
+        "interrupted",
+        "interrupted (SIGINT)",
+        "interrupted (SIGINT, Ctrl-C): stopped within 2 s, no restart sent after the signal; every "
+        "requested report and output is written with result `error`",
+    ),
+    ExitCode.TERMINATED: (
+        "cancelled",
+        "cancelled (SIGTERM, a cancelled CI job)",
+        "cancelled (SIGTERM, a cancelled CI job): as for 130",
     ),
 }
 

@@ -200,6 +200,10 @@ class CheckResult:
     detail: str = ""
     permanent: bool = False  # an uninspectable check a restart cannot fix (e.g. proxy forbidden)
     code: str = ""  # an uninspectable check's Uninspectable.code (e.g. "pod_gone")
+    # the judgment of a failing check (see diagnose.remedy): whether one restart can make it pass
+    # (None: not judged, as for a passing check) and why, in words a log line can carry
+    restart_can_fix: bool | None = None
+    why: str = ""
 
 
 @dataclass(frozen=True)

@@ -248,13 +248,12 @@ def test_proxy_path_keeps_the_query_and_escapes_the_path() -> None:
     )
 
 
-def test_restart_key_changes_with_the_template_or_a_source_version() -> None:
-    template = {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "t"}}, "spec": {}}
-    sources = [("secret", "web", "uid-1", "10")]
-    key = restart_key(template=template, sources=sources)
-    assert key == restart_key(template=json.loads(json.dumps(template)), sources=list(reversed(sources)))
-    assert key != restart_key(template=template, sources=[("secret", "web", "uid-1", "11")])
-    assert key != restart_key(template={**template, "spec": {"x": 1}}, sources=sources)
+def test_restart_key_changes_with_the_stored_generation_or_a_source_version() -> None:
+    sources = [("secret", "web", "uid-1", "10"), ("configmap", "web", "uid-2", "3")]
+    key = restart_key(generation=4, sources=sources)
+    assert key == restart_key(generation=4, sources=list(reversed(sources)))
+    assert key != restart_key(generation=4, sources=[("secret", "web", "uid-1", "11")])
+    assert key != restart_key(generation=5, sources=sources)  # a deploy landed: a new revision
 
 
 @pytest.mark.parametrize(

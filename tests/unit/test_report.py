@@ -173,6 +173,7 @@ def test_to_json_has_exact_shape() -> None:
                 "exit_code": 0,
                 "restarted": False,
                 "restarted_by_earlier_run": None,
+                "would_restart": False,
                 "error": None,
                 "attempts": [
                     {

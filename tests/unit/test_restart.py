@@ -21,8 +21,16 @@ PATH = "/apis/apps/v1/namespaces/shop/deployments/web"
 def deployment(*, generation: int = 3, record: str = "", paused: bool = False) -> dict[str, Any]:
     annotations = {RESTART_RECORD: record, RESTART_RECORD_AT: "2026-12-03T10:00:00+00:00"} if record else {}
     return {
-        "metadata": {"name": "web", "generation": generation, "resourceVersion": "100", "annotations": annotations},
-        "spec": {"paused": paused, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}}},
+        "metadata": {
+            "name": "web",
+            "generation": generation,
+            "resourceVersion": "100",
+            "annotations": annotations,
+        },
+        "spec": {
+            "paused": paused,
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}},
+        },
     }
 
 
@@ -30,7 +38,9 @@ class FakeApi:
     """Answers each patch with the next scripted outcome (an exception to raise, or None), and each
     get with `stored(patches)`; records every call."""
 
-    def __init__(self, outcomes: list[Exception | None], stored: Callable[[list[Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self, outcomes: list[Exception | None], stored: Callable[[list[Any]], dict[str, Any]]
+    ) -> None:
         self.outcomes = list(outcomes)
         self.stored = stored
         self.patches: list[Any] = []
@@ -70,7 +80,8 @@ def test_a_restart_is_one_patch_carrying_the_record_and_the_resource_version() -
     body = api.patches[0]
     assert body["metadata"]["resourceVersion"] == "100"
     key, writer = body["metadata"]["annotations"][RESTART_RECORD].split(".")
-    assert writer == "run1" and len(key) == 20
+    # the revision the API server will store: the inspected generation + 1, and the sources read
+    assert writer == "run1" and key == restart_key(generation=4, sources=SOURCES)
     assert body["spec"]["template"]["metadata"]["annotations"] == {
         "kubectl.kubernetes.io/restartedAt": "2026-12-03T12:00:00+00:00"
     }
@@ -93,9 +104,9 @@ def test_a_lost_answer_met_again_as_a_conflict_counts_as_this_runs_restart() -> 
 
 
 def test_another_runs_record_for_the_same_revision_stops_a_second_restart() -> None:
-    template = deployment()["spec"]["template"]
-    theirs = f"{restart_key(template=template, sources=SOURCES)}.other"
-    api, lines = FakeApi([errors.Conflict("modified")], lambda p: deployment(record=theirs)), []
+    # the other run's patch landed first: the stored generation is the one its record names
+    theirs = f"{restart_key(generation=4, sources=SOURCES)}.other"
+    api, lines = FakeApi([errors.Conflict("modified")], lambda p: deployment(generation=4, record=theirs)), []
     r = restarter(api, lines)
     r.restart(deployment(), sources=SOURCES, attempts=1)
     assert len(api.patches) == 1 and r.count == 0
@@ -104,7 +115,7 @@ def test_another_runs_record_for_the_same_revision_stops_a_second_restart() -> N
 
 
 def test_a_new_revision_landing_during_inspection_keeps_the_restart_for_it() -> None:
-    api, lines = FakeApi([errors.Conflict("modified")], lambda p: deployment(generation=4)), []
+    api, lines = FakeApi([errors.Conflict("modified")], lambda p: deployment(generation=5)), []
     r = restarter(api, lines)
     r.restart(deployment(generation=3), sources=SOURCES, attempts=1)
     assert len(api.patches) == 1 and r.count == 0
@@ -122,7 +133,11 @@ def test_conflicts_that_never_end_restart_nothing() -> None:
 
 @pytest.mark.parametrize(
     "failure",
-    [errors.Unavailable("gave up"), errors.DeadlineExceeded("--timeout ran out"), errors.Unreachable("no route")],
+    [
+        errors.Unavailable("gave up"),
+        errors.DeadlineExceeded("--timeout ran out"),
+        errors.Unreachable("no route"),
+    ],
 )
 def test_an_unanswered_patch_is_counted_as_sent(failure: errors.ApiError) -> None:
     api = FakeApi([failure], lambda p: deployment())
@@ -157,13 +172,25 @@ def test_a_second_restart_in_one_run_is_refused() -> None:
     assert len(api.patches) == 1
 
 
-def test_an_earlier_runs_record_is_noticed_before_the_first_verdict() -> None:
-    template = deployment()["spec"]["template"]
-    record = f"{restart_key(template=template, sources=SOURCES)}.old"
+def test_an_earlier_runs_record_is_noticed_before_a_restart() -> None:
+    record = f"{restart_key(generation=3, sources=SOURCES)}.old"
     lines: list[str] = []
     r = restarter(FakeApi([], lambda p: deployment()), lines)
     r.note_earlier(deployment(record=record), sources=[("configmap", "web-config", "uid-1", "42")])
     assert not r.used  # the config changed since: a new revision, a new restart
+    r.note_earlier(deployment(generation=4, record=record), sources=SOURCES)
+    assert not r.used  # a deploy landed since (generation 4): a new revision, a new restart
     r.note_earlier(deployment(record=record), sources=SOURCES)
     assert r.used and r.prior == "2026-12-03T10:00:00+00:00"
     assert "already restarted this revision" in lines[-1]
+
+
+def test_a_webhook_stamping_the_template_does_not_hide_the_record() -> None:
+    # the record names the stored generation, so whatever the webhook added to the template in
+    # the same write, a later run on that revision finds it
+    record = f"{restart_key(generation=4, sources=SOURCES)}.run1"
+    stored = deployment(generation=4, record=record)
+    stored["spec"]["template"]["metadata"]["annotations"] = {"policy.example/stamped": "yes"}
+    r = restarter(FakeApi([], lambda p: stored), [])
+    r.note_earlier(stored, sources=SOURCES)
+    assert r.used

@@ -198,8 +198,18 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
             'exec refused (HTTP 403): admission webhook "validate.kyverno.svc" denied the request: exec is not allowed',
         ),
         (404, 'pods "p" not found', "pod_gone", False, "pod p no longer exists"),
-        # a 404 from something in the way (a proxy without WebSocket support) is not a deleted pod
-        (404, "404 page not found", "exec_failed", False, "exec refused (HTTP 404): 404 page not found"),
+        # a 404 from something in the way (a proxy without WebSocket support) is not a deleted pod,
+        # and restarting the pods cannot change it
+        (404, "404 page not found", "exec_failed", True, "exec refused (HTTP 404): 404 page not found"),
+        # the request itself refused: an expired token, a method, URL or headers a proxy refuses
+        (400, "bad request", "exec_failed", True, "exec refused (HTTP 400): bad request"),
+        (401, "Unauthorized", "exec_failed", True, "exec refused (HTTP 401): Unauthorized"),
+        (405, "method not allowed", "exec_failed", True, "exec refused (HTTP 405): method not allowed"),
+        (414, "URI Too Long", "exec_failed", True, "exec refused (HTTP 414): URI Too Long"),
+        (431, "headers too large", "exec_failed", True, "exec refused (HTTP 431): headers too large"),
+        # "not now": a restart is not the fix either, but the pods may be fine in a moment
+        (429, "too many requests", "exec_failed", False, "exec refused (HTTP 429): too many requests"),
+        (503, "unavailable", "exec_failed", False, "exec refused (HTTP 503): unavailable"),
     ],
 )
 def test_refused_execs_are_classified_by_who_refused_them(

@@ -81,4 +81,5 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR", help=_help("output_dir"))
     p.add_argument("--from-spec", action=argparse.BooleanOptionalAction, help=_help("from_spec"))
     p.add_argument("--volume-grace", metavar="DURATION", help=_help("volume_grace"))
+    p.add_argument("--dry-run", action=argparse.BooleanOptionalAction, help=_help("dry_run"))
     return p

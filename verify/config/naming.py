@@ -34,6 +34,7 @@ FLAGS: dict[str, str] = {
     "output_dir": "--output-dir",
     "from_spec": "--from-spec",
     "volume_grace": "--volume-grace",
+    "dry_run": "--dry-run",
 }
 # settings with no flag: content that must not appear in a process list or shell history
 ENV_ONLY: tuple[str, ...] = ("kubeconfig_data",)

@@ -137,6 +137,11 @@ class Settings(BaseSettings):
     volume_grace: float = Field(
         default=90.0, description="How long to wait for mounted ConfigMap/Secret updates."
     )
+    dry_run: bool = Field(
+        default=False,
+        description="Judge as usual but never restart: say what would be restarted and why, send no "
+        "write; the exit code is the one the run would have had without the restart.",
+    )
 
     @classmethod
     def settings_customise_sources(

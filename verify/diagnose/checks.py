@@ -16,6 +16,7 @@ from verify.model import AttemptVerdict, CheckStatus, Expectations, Source, expe
 class _Group:
     category: str
     source: Source | None
+    why: str = ""  # the judgment's reason (diagnose.remedy), for causes no category words better
     targets: set[str] = field(default_factory=set)
     nodes: dict[str, set[str]] = field(default_factory=dict)  # node -> pod names
 
@@ -34,6 +35,13 @@ def _message(workload: str, g: _Group) -> str:
     targets = ", ".join(sorted(g.targets))
     where = _where(g)
     src = g.source
+    if g.category == "cannot":
+        return f"{workload}: {where} ({targets}): {g.why}"
+    if g.category == "immutable-released" and src is not None:
+        return (
+            f"{workload}: {_label(src)} is immutable and was recreated, and {where} still see the old "
+            f"content ({targets}); {g.why.partition('; ')[2]}"
+        )
     if g.category == "immutable" and src is not None:
         created = f", created {src.created}" if src.created else ""
         uid = f"uid {src.uid[:8]}" if src.uid else "a new uid"
@@ -80,11 +88,20 @@ def diagnose(
                 if check.status is CheckStatus.OK:
                     continue
                 src: Source | None
+                if check.restart_can_fix is False and check.status is not CheckStatus.UNINSPECTABLE:
+                    f = files.get(check.subject) if check.type == "file" else None
+                    v = values.get(check.subject)
+                    src = (f.source if f else None) or (v.source if v else env_sources.get(check.subject))
+                    if src is None or not src.immutable:
+                        g = groups.setdefault(("cannot", check.why, ""), _Group("cannot", None, check.why))
+                        g.targets.add(check.subject)
+                        g.nodes.setdefault(pod.node, set()).add(pod.name)
+                        continue
                 if check.type == "file":
                     f = files.get(check.subject)
                     src = f.source if f else None
                     if src is not None and src.immutable and check.status is CheckStatus.MISMATCH:
-                        cat = "immutable"
+                        cat = "immutable-released" if check.restart_can_fix else "immutable"
                     elif f is not None and f.subpath:
                         cat = "subpath"
                     elif f is not None and f.volume:
@@ -97,13 +114,13 @@ def diagnose(
                     if src is None:
                         continue
                     if src.immutable and check.status is CheckStatus.MISMATCH:
-                        cat = "immutable"
+                        cat = "immutable-released" if check.restart_can_fix else "immutable"
                     elif check.status is CheckStatus.MISSING:
                         cat = "env-late"
                     else:
                         cat = "env-changed"
                 key = (cat, src.kind if src else "", src.name if src else "")
-                g = groups.setdefault(key, _Group(cat, src))
+                g = groups.setdefault(key, _Group(cat, src, check.why))
                 g.targets.add(check.subject)
                 g.nodes.setdefault(pod.node, set()).add(pod.name)
     return [_message(workload, g) for _, g in sorted(groups.items())]

@@ -10,7 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from verify.diagnose.checks import diagnose
+from verify.diagnose.remedy import assess
 from verify.flow.expect import container_expectations, resolve_http
+from verify.flow.facts import gather
 from verify.flow.judge import judge_attempt
 from verify.flow.state import WorkloadState
 from verify.kube import objects
@@ -105,6 +107,10 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
             pending = _graceable(verdict, expectations) or set()
     if verdict.ok:
         return verdict
+    facts = gather(
+        state, workload=workload, verdict=verdict, expectations=expectations, containers=containers
+    )
+    verdict = assess(verdict=verdict, expectations=expectations, facts=facts)
     return dataclasses.replace(
         verdict, diagnosis=tuple(diagnose(workload=state.label, verdict=verdict, expectations=expectations))
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from verify.diagnose.remedy import unfixable
 from verify.model import AttemptVerdict, CheckStatus, Uninspectable
 
 MAX_RESTARTS = 1
@@ -80,7 +81,7 @@ def decide(
     if verdict.ok:
         n = len(verdict.pods)
         return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
-    permanent = _permanent_errors(verdict)
+    permanent = _permanent_errors(verdict) + unfixable(verdict)
     if permanent:
         return Decision("fail", f"a restart cannot fix this: {'; '.join(permanent)}")
     gone = _gone_pods(verdict)
@@ -94,6 +95,6 @@ def decide(
     if restart_mode == "never":
         return Decision("fail", f"{summary} (restarts disabled)")
     if restarts_done < MAX_RESTARTS:
-        return Decision("restart", f"{summary}; restarting once")
+        return Decision("restart", summary)
     plural = "s" if restarts_done != 1 else ""
     return Decision("fail", f"{summary} after {restarts_done} restart{plural}")

@@ -18,9 +18,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verify.kube.names import ENV_VAR_NAME, SHELL_NAME
+from verify.kube.objects import mapping, maps, text
 from verify.model import Expectations, ExpectedEnv, ExpectedFile, Source
 
 Ref = tuple[str, str]  # ("configmap" | "secret", name)
+Sources = Mapping[Ref, Mapping[str, Any] | None]  # the live objects read (None: not found)
 
 
 def env_hmac(key: bytes, value: bytes) -> str:
@@ -30,37 +32,37 @@ def env_hmac(key: bytes, value: bytes) -> str:
 def referenced_objects(*, pod_spec: Mapping[str, Any]) -> set[Ref]:
     """Every ConfigMap/Secret the template's containers and volumes name."""
     refs: set[Ref] = set()
-    for v in pod_spec.get("volumes") or []:
+    for v in maps(pod_spec, "volumes"):
         if "configMap" in v:
-            refs.add(("configmap", v["configMap"].get("name", "")))
+            refs.add(("configmap", text(mapping(v, "configMap"), "name")))
         if "secret" in v:
-            refs.add(("secret", v["secret"].get("secretName", "")))
-        for src in (v.get("projected") or {}).get("sources") or []:
+            refs.add(("secret", text(mapping(v, "secret"), "secretName")))
+        for src in maps(mapping(v, "projected"), "sources"):
             if "configMap" in src:
-                refs.add(("configmap", src["configMap"].get("name", "")))
+                refs.add(("configmap", text(mapping(src, "configMap"), "name")))
             if "secret" in src:
-                refs.add(("secret", src["secret"].get("name", "")))
-    for c in pod_spec.get("containers") or []:
-        for ef in c.get("envFrom") or []:
+                refs.add(("secret", text(mapping(src, "secret"), "name")))
+    for c in maps(pod_spec, "containers"):
+        for ef in maps(c, "envFrom"):
             if "configMapRef" in ef:
-                refs.add(("configmap", ef["configMapRef"].get("name", "")))
+                refs.add(("configmap", text(mapping(ef, "configMapRef"), "name")))
             if "secretRef" in ef:
-                refs.add(("secret", ef["secretRef"].get("name", "")))
-        for e in c.get("env") or []:
-            vf = e.get("valueFrom") or {}
+                refs.add(("secret", text(mapping(ef, "secretRef"), "name")))
+        for e in maps(c, "env"):
+            vf = mapping(e, "valueFrom")
             if "configMapKeyRef" in vf:
-                refs.add(("configmap", vf["configMapKeyRef"].get("name", "")))
+                refs.add(("configmap", text(mapping(vf, "configMapKeyRef"), "name")))
             if "secretKeyRef" in vf:
-                refs.add(("secret", vf["secretKeyRef"].get("name", "")))
+                refs.add(("secret", text(mapping(vf, "secretKeyRef"), "name")))
     return {r for r in refs if r[1]}
 
 
 def object_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
     """Decoded key → bytes of a ConfigMap (data + binaryData) or Secret."""
     if obj.get("kind") == "Secret":
-        return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
-    out = {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
-    out.update({k: base64.b64decode(v) for k, v in (obj.get("binaryData") or {}).items()})
+        return {k: base64.b64decode(v) for k, v in mapping(obj, "data").items()}
+    out = {k: str(v).encode() for k, v in mapping(obj, "data").items()}
+    out.update({k: base64.b64decode(v) for k, v in mapping(obj, "binaryData").items()})
     return out
 
 
@@ -68,32 +70,32 @@ def env_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
     """What env can take from an object: a ConfigMap's `data` only (never `binaryData`)."""
     if obj.get("kind") == "Secret":
         return object_data(obj)
-    return {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
+    return {k: str(v).encode() for k, v in mapping(obj, "data").items()}
 
 
 def source_of(kind: str, obj: Mapping[str, Any]) -> Source:
-    meta = obj.get("metadata") or {}
+    meta = mapping(obj, "metadata")
     return Source(
         kind="secret" if kind == "secret" else "configmap",
-        name=str(meta.get("name", "")),
+        name=text(meta, "name"),
         immutable=bool(obj.get("immutable")),
-        uid=str(meta.get("uid", "")),
-        created=str(meta.get("creationTimestamp", "")),
+        uid=text(meta, "uid"),
+        created=text(meta, "creationTimestamp"),
     )
 
 
 def _env(
-    container: Mapping[str, Any], objects: Mapping[Ref, Mapping[str, Any] | None], key: bytes
+    container: Mapping[str, Any], sources_read: Sources, key: bytes
 ) -> tuple[list[str], list[ExpectedEnv], dict[str, Source]]:
     names: dict[str, None] = {}
     values: dict[str, ExpectedEnv] = {}
     sources: dict[str, Source] = {}
-    for ef in container.get("envFrom") or []:
-        prefix = ef.get("prefix", "")
+    for ef in maps(container, "envFrom"):
+        prefix = text(ef, "prefix")
         for kind, field in (("configmap", "configMapRef"), ("secret", "secretRef")):
             if field not in ef:
                 continue
-            obj = objects.get((kind, ef[field].get("name", "")))
+            obj = sources_read.get((kind, text(mapping(ef, field), "name")))
             if obj is None:
                 continue  # optional and absent (a required one would have stopped the rollout)
             src = source_of(kind, obj)
@@ -106,10 +108,9 @@ def _env(
                     name, env_hmac(key, v), f"{kind} {src.name}/{k}", kind == "secret", src
                 )
                 sources[name] = src
-    for e in container.get("env") or []:
-        name = e.get("name", "")
-        vf = e.get("valueFrom")
-        if vf is None:
+    for e in maps(container, "env"):
+        name = text(e, "name")
+        if e.get("valueFrom") is None:
             names[name] = None
             sources.pop(name, None)
             literal = str(e.get("value", ""))
@@ -121,26 +122,28 @@ def _env(
                     name, env_hmac(key, literal.replace("$$", "$").encode()), "the pod spec"
                 )
             continue
+        vf = mapping(e, "valueFrom")
         ref = None
         for kind, field in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
             if field in vf:
-                ref = (kind, vf[field])
+                ref = (kind, mapping(vf, field))
         if ref is None:  # fieldRef / resourceFieldRef: pod-specific, key only
             names[name] = None
             values.pop(name, None)
             sources.pop(name, None)
             continue
         kind, sel = ref
-        obj = objects.get((kind, sel.get("name", "")))
+        obj = sources_read.get((kind, text(sel, "name")))
         data = env_data(obj) if obj is not None else {}
-        if sel.get("key") not in data:
+        key_name = text(sel, "key")
+        if obj is None or key_name not in data:
             # optional and absent: the kubelet skips the entry, so an earlier envFrom value stands
             # (a required one would have stopped the container: CreateContainerConfigError)
             continue
-        src = source_of(kind, obj)  # type: ignore[arg-type]
+        src = source_of(kind, obj)
         names[name] = None
         values[name] = ExpectedEnv(
-            name, env_hmac(key, data[sel["key"]]), f"{kind} {src.name}/{sel['key']}", kind == "secret", src
+            name, env_hmac(key, data[key_name]), f"{kind} {src.name}/{key_name}", kind == "secret", src
         )
         sources[name] = src
     return (
@@ -151,50 +154,54 @@ def _env(
 
 
 def _projection(
-    kind: str, src_spec: Mapping[str, Any], name: str, objects: Mapping[Ref, Mapping[str, Any] | None]
+    kind: str, src_spec: Mapping[str, Any], name: str, sources: Sources
 ) -> list[tuple[str, bytes, Source]]:
-    obj = objects.get((kind, name))
+    obj = sources.get((kind, name))
     if obj is None:
         return []
     data = object_data(obj)
     src = source_of(kind, obj)
-    items = src_spec.get("items")
-    if not items:
+    selected = maps(src_spec, "items")
+    if not selected:
         return [(k, v, src) for k, v in data.items()]
-    return [(it.get("path", it["key"]), data[it["key"]], src) for it in items if it.get("key") in data]
+    return [
+        (text(it, "path") or text(it, "key"), data[text(it, "key")], src)
+        for it in selected
+        if text(it, "key") in data
+    ]
 
 
-def volume_files(
-    volume: Mapping[str, Any], objects: Mapping[Ref, Mapping[str, Any] | None]
-) -> list[tuple[str, bytes, Source]]:
+def volume_files(volume: Mapping[str, Any], sources: Sources) -> list[tuple[str, bytes, Source]]:
     """(relative path, content, source) for every key a configMap/secret/projected volume holds."""
     if "configMap" in volume:
-        return _projection("configmap", volume["configMap"], volume["configMap"].get("name", ""), objects)
+        cm = mapping(volume, "configMap")
+        return _projection("configmap", cm, text(cm, "name"), sources)
     if "secret" in volume:
-        return _projection("secret", volume["secret"], volume["secret"].get("secretName", ""), objects)
+        secret = mapping(volume, "secret")
+        return _projection("secret", secret, text(secret, "secretName"), sources)
     out: list[tuple[str, bytes, Source]] = []
-    for s in (volume.get("projected") or {}).get("sources") or []:
+    for s in maps(mapping(volume, "projected"), "sources"):
         if "configMap" in s:
-            out += _projection("configmap", s["configMap"], s["configMap"].get("name", ""), objects)
+            cm = mapping(s, "configMap")
+            out += _projection("configmap", cm, text(cm, "name"), sources)
         elif "secret" in s:
-            out += _projection("secret", s["secret"], s["secret"].get("name", ""), objects)
+            secret = mapping(s, "secret")
+            out += _projection("secret", secret, text(secret, "name"), sources)
     return out
 
 
-def _files(
-    container: Mapping[str, Any], pod_spec: Mapping[str, Any], objects: Mapping[Ref, Mapping[str, Any] | None]
-) -> list[ExpectedFile]:
-    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or []}
+def _files(container: Mapping[str, Any], pod_spec: Mapping[str, Any], sources: Sources) -> list[ExpectedFile]:
+    volumes = {text(v, "name"): v for v in maps(pod_spec, "volumes")}
     out: dict[str, ExpectedFile] = {}
-    for vm in container.get("volumeMounts") or []:
-        vol = volumes.get(vm.get("name"))
+    for vm in maps(container, "volumeMounts"):
+        vol = volumes.get(text(vm, "name"))
         if vol is None:
             continue
         if vm.get("subPathExpr"):
             continue  # expanded per pod from its env: not derivable from the template alone
-        sub = (vm.get("subPath") or "").strip("/")
-        mount = vm.get("mountPath", "")
-        for rel, content, src in volume_files(vol, objects):
+        sub = text(vm, "subPath").strip("/")
+        mount = text(vm, "mountPath")
+        for rel, content, src in volume_files(vol, sources):
             if sub:
                 if rel == sub:
                     path = mount
@@ -220,16 +227,17 @@ def derive(
     *,
     pod_spec: Mapping[str, Any],
     containers: Sequence[str],
-    objects: Mapping[Ref, Mapping[str, Any] | None],
+    objects: Sources,
     hmac_key: bytes,
 ) -> dict[str, Expectations]:
-    """Per container name, what the kubelet must have delivered."""
+    """Per container name, what the kubelet must have delivered; `objects` are the live
+    ConfigMaps/Secrets the template names (None: not found)."""
     out: dict[str, Expectations] = {}
-    for c in pod_spec.get("containers") or []:
-        if containers and c.get("name") not in containers:
+    for c in maps(pod_spec, "containers"):
+        if containers and text(c, "name") not in containers:
             continue
         names, values, sources = _env(c, objects, hmac_key)
-        out[c["name"]] = Expectations(
+        out[text(c, "name")] = Expectations(
             env=tuple(names),
             files=tuple(_files(c, pod_spec, objects)),
             env_values=tuple(values),
@@ -241,7 +249,7 @@ def derive(
 def _secret_volume(volume: Mapping[str, Any]) -> bool:
     if "secret" in volume:
         return True
-    return any("secret" in s for s in (volume.get("projected") or {}).get("sources") or [])
+    return any("secret" in s for s in maps(mapping(volume, "projected"), "sources"))
 
 
 def _normal(path: str) -> str:
@@ -256,15 +264,15 @@ def mark_secret_files(
 ) -> Expectations:
     """Flag expected files that live on a Secret-backed mount, however the user specified them,
     so their digests are never printed (an explicit sha256: spec would not know)."""
-    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or []}
+    volumes = {text(v, "name"): v for v in maps(pod_spec, "volumes")}
     mounts: list[str] = []
-    for c in pod_spec.get("containers") or []:
-        if c.get("name") != container:
+    for c in maps(pod_spec, "containers"):
+        if text(c, "name") != container:
             continue
-        for vm in c.get("volumeMounts") or []:
-            vol = volumes.get(vm.get("name"))
+        for vm in maps(c, "volumeMounts"):
+            vol = volumes.get(text(vm, "name"))
             if vol is not None and _secret_volume(vol):
-                mounts.append(_normal(str(vm.get("mountPath", ""))))
+                mounts.append(_normal(text(vm, "mountPath")))
 
     def secret(path: str) -> bool:
         # `/etc//secret/pw`, `//etc/secret/pw` and `/etc/./secret/pw` are `/etc/secret/pw`

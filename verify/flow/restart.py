@@ -1,10 +1,13 @@
-"""The one write: `kubectl rollout restart`'s patch, sent at most once per workload and recorded
-on the workload so that a retried job verifying the same revision does not restart it again.
+"""The one write: `kubectl rollout restart`'s patch, sent at most once per revision and recorded
+on the workload so that a retried job or a concurrent run does not restart the same revision again.
 
-The patch carries the workload's resourceVersion: when anything changed it meanwhile (another run
-restarting it too), the API server answers 409 and the record is read again before deciding. The
-record is `KEY.WRITER`: KEY digests the restarted template and the sources it read, WRITER names
-this run, so a patch that took effect but whose answer was lost is recognised as our own."""
+The record is `KEY.WRITER`. KEY names the revision as the API server stores it, not as this client
+predicts it: `g<generation>` (the generation the restart produces: the patch carries the
+workload's resourceVersion, so it lands on exactly the inspected generation and bumps it by one,
+whatever a mutating admission webhook adds to the template in the same write) and a digest of the
+ConfigMaps/Secrets the verification read. WRITER names this run, so a patch that took effect but
+whose answer was lost is recognised as our own. The record is read before every patch, including
+after a new revision landed while the old one was inspected."""
 
 from __future__ import annotations
 
@@ -39,11 +42,12 @@ class WorkloadApi(Protocol):
     def patch(self, path: str, body: Any, content_type: str) -> Any: ...
 
 
-def restart_key(*, template: Mapping[str, Any], sources: Sources) -> str:
-    """A digest of the pod template and the (kind, name, uid, resourceVersion) of every
-    ConfigMap/Secret the verification read: a new deploy or new config is a new key."""
-    raw = json.dumps({"template": template, "sources": sorted(sources)}, sort_keys=True)
-    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+def restart_key(*, generation: int, sources: Sources) -> str:
+    """The revision a restart produced: the workload's generation after the restart, and the
+    (kind, name, uid, resourceVersion) of every ConfigMap/Secret the verification read: a new
+    deploy or new config is a new key."""
+    digest = hashlib.sha256(json.dumps(sorted(sources)).encode()).hexdigest()[:16]
+    return f"g{generation}-{digest}"
 
 
 def record_of(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -53,9 +57,9 @@ def record_of(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def restarted_for(obj: Mapping[str, Any], *, sources: Sources) -> bool:
-    """Does the workload's restart record name its current template and sources?"""
+    """Does the workload's restart record name its current (stored) revision and sources?"""
     key = record_of(obj)[0]
-    return bool(key) and key == restart_key(template=objects.template(obj), sources=sources)
+    return bool(key) and key == restart_key(generation=objects.generation(obj), sources=sources)
 
 
 def _now() -> str:
@@ -74,6 +78,8 @@ class Restarter:
     log: Callable[[str], None]
     writer: str = field(default_factory=lambda: secrets.token_hex(4))
     clock: Callable[[], str] = _now
+    dry_run: bool = False  # judge as usual, send nothing: `would` says what would have been sent
+    would: str = ""
     sent: bool = False
     count: int = 0
     at_attempt: int = -1  # how many attempts preceded the (possible) restart
@@ -85,8 +91,9 @@ class Restarter:
         return self.sent or bool(self.prior)
 
     def note_earlier(self, obj: Mapping[str, Any], *, sources: Sources) -> None:
-        """Before the first verdict: did an earlier run already restart this revision?"""
-        if self.sent or not restarted_for(obj, sources=sources):
+        """Did an earlier (or a concurrent) run already restart this revision? Asked after every
+        attempt, so a revision that landed meanwhile is judged by its own record."""
+        if self.sent or self.prior or not restarted_for(obj, sources=sources):
             return
         self.prior = objects.annotations_of(obj).get(RESTART_RECORD_AT, "") or "an earlier run"
         self.log(
@@ -103,6 +110,10 @@ class Restarter:
             raise errors.WorkloadPaused(
                 f"deployments.apps/{ref.name} can't restart paused deployment (run rollout resume first)"
             )
+        if self.dry_run:
+            self.would = f"would restart {ref.kind} {ref.name} once (--dry-run: nothing was sent)"
+            self.log(f"{self.label}: {self.would}")
+            return
         self.sent = True
         sources = list(sources)
         path = api_path(kind=ref.kind, namespace=self.namespace, name=ref.name)
@@ -114,15 +125,12 @@ class Restarter:
 
         for _ in range(RESTART_CONFLICTS):
             now = self.clock()
-            template = json.loads(json.dumps(objects.template(obj)))
-            template.setdefault("metadata", {}).setdefault("annotations", {})[RESTARTED_AT] = now
+            # the template changes, so the stored generation moves on by exactly one
+            key = restart_key(generation=objects.generation(obj) + 1, sources=sources)
             body = {
                 "metadata": {
                     "resourceVersion": objects.resource_version(obj),
-                    "annotations": {
-                        RESTART_RECORD: f"{restart_key(template=template, sources=sources)}.{self.writer}",
-                        RESTART_RECORD_AT: now,
-                    },
+                    "annotations": {RESTART_RECORD: f"{key}.{self.writer}", RESTART_RECORD_AT: now},
                 },
                 "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
             }
@@ -135,8 +143,7 @@ class Restarter:
                 obj = self.api.get(path)
                 if record_of(obj)[1] == self.writer:
                     # our own patch, applied, whose answer was lost; the retry met its own change.
-                    # Asked first: the stored template may differ from the one predicted here (a
-                    # mutating webhook, or a deploy landing right after), and this run's restart
+                    # Asked first: a deploy may have landed right after it, and this run's restart
                     # was sent all the same
                     counted()
                     self.log(f"{self.label}: restarted (once), waiting for the new rollout")

@@ -17,6 +17,7 @@ from verify.flow.state import Log, RunContext
 from verify.flow.workload import verify_workload
 from verify.kube import retry
 from verify.kube.api import Api
+from verify.kube.cancel import Cancel
 from verify.kube.connection import Connection
 from verify.kube.kinds import KINDS, PLURAL, api_path
 from verify.model import WorkloadRef
@@ -74,10 +75,10 @@ def _failure(code: ExitCode, message: str) -> RunResult:
     return RunResult(result="error", exit_code=int(code), restarted=False, workloads=(), message=message)
 
 
-def execute(*, job: Job, connection: Connection, logs: Logs) -> RunResult:
+def execute(*, job: Job, connection: Connection, logs: Logs, cancel: Cancel | None = None) -> RunResult:
     """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
     settings = job.settings
-    deadline = retry.Deadline(settings.timeout)
+    deadline = retry.Deadline(settings.timeout, cancel=cancel)
     default_ns = settings.namespace or connection.namespace
     api = Api(connection, deadline)
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it

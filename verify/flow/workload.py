@@ -54,6 +54,7 @@ def _result(
         exit_code=int(code),
         message=message,
         prior_restart=restarter.prior,
+        would_restart=bool(restarter.would),
     )
 
 
@@ -65,8 +66,9 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             log(f"{label}: waiting for the rollout in namespace {state.namespace}")
         workload = wait_for_rollout(api=api, namespace=state.namespace, name=ref.name, kind=ref.kind)
         verdict = attempt(state, workload)
-        if not state.attempts:
-            restarter.note_earlier(workload, sources=state.lookup.source_versions())
+        # every revision inspected (the first, or one that landed meanwhile) is checked for a
+        # restart an earlier or concurrent run already made of it
+        restarter.note_earlier(workload, sources=state.lookup.source_versions())
         state.attempts.append(verdict)
         decision = decide(
             verdict=verdict,
@@ -83,10 +85,12 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         )
         for line in problem_lines(workload=seen):
             log(line)
-        log(f"{label}: {decision.reason}")
         if decision.action == "recheck":
+            log(f"{label}: {decision.reason}")
             state.rechecks += 1
             continue
+        if not restarter.dry_run:
+            log(f"{label}: {decision.reason}; restarting once")
         if api.deadline.expired:
             # no time left to see a new rollout through: restarting now would change the
             # cluster for nothing
@@ -94,6 +98,8 @@ def _verify(state: WorkloadState) -> WorkloadResult:
                 f"--timeout ran out before the restart ({decision.reason})", workload
             )
         restarter.restart(workload, sources=state.lookup.source_versions(), attempts=len(state.attempts))
+        if restarter.would:
+            return _result(state, "failed", ExitCode.FAILED, f"{decision.reason}; {restarter.would}")
 
 
 def verify_workload(
@@ -107,7 +113,14 @@ def verify_workload(
         label=label,
         log=log,
         lookup=Lookup(api=context.api, namespace=namespace),
-        restarter=Restarter(api=context.api, ref=plan.ref, namespace=namespace, label=label, log=log),
+        restarter=Restarter(
+            api=context.api,
+            ref=plan.ref,
+            namespace=namespace,
+            label=label,
+            log=log,
+            dry_run=context.settings.dry_run,
+        ),
     )
     try:
         return _verify(state)

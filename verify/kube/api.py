@@ -82,6 +82,8 @@ class Api:
         self.deadline = deadline
 
     def _once(self, method: str, path: str, **kw: Any) -> Any:
+        if self.deadline.cancelled:
+            raise errors.Cancelled("cancelled")
         timeout = min(30.0, max(self.deadline.remaining(), 0.1))
         try:
             resp = self.conn.http.request(method, path, timeout=timeout, **kw)
@@ -100,6 +102,8 @@ class Api:
         try:
             return retry.call(lambda: self._once(method, path, **kw), deadline=self.deadline)
         except retry.Transient as e:
+            if self.deadline.cancelled:
+                raise errors.Cancelled("cancelled") from None
             if self.deadline.expired and not isinstance(e, _NoConnection):
                 raise errors.DeadlineExceeded(
                     f"--timeout ran out while the API server did not answer ({e})"
@@ -110,11 +114,17 @@ class Api:
         return self.request("GET", path, params=params or None)
 
     def patch(self, path: str, body: Any, content_type: str) -> Any:
+        """A write: never started once the run is cancelled (see retry.Cancel)."""
+        cancel = self.deadline.cancel
+        if cancel is not None and not cancel.begin_write():
+            raise errors.Cancelled("cancelled before the restart was sent")
         return self.request("PATCH", path, content=json.dumps(body), headers={"Content-Type": content_type})
 
     @contextmanager
     def watch(self, path: str, **params: Any) -> Iterator[Iterator[dict[str, Any]]]:
         """A watch stream as decoded events; transport errors end it (the caller resumes)."""
+        if self.deadline.cancelled:
+            raise errors.Cancelled("cancelled")
         # a silent stream (no events, no bookmarks) ends at most 1 s past the deadline
         read = max(self.deadline.remaining(), 0.1) + 1
         try:

@@ -34,6 +34,8 @@ _RETRY_AFTER = re.compile(r"""['"]retry-after['"]:\s*['"](\d{1,3}(?:\.\d+)?)['"]
 _GIVE_UP_GRACE = 1.0
 # what the apiserver or the kubelet says of a container that is not running (yet)
 _NOT_RUNNING = ("container not found", "is waiting to start", "does not have a host assigned")
+# client-error statuses that say "not now" rather than "not this request"
+_TRANSIENT_4XX = (408, 425, 429)
 
 
 def status_error(status: dict[str, Any], *, container: str) -> Uninspectable | None:
@@ -144,9 +146,13 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
         return Uninspectable("not_running", f"container {container} is not in the pod", permanent=False)
     if code == 0:
         return Uninspectable("exec_failed", "exec connection failed before the upgrade", permanent=False)
-    return Uninspectable(
-        "exec_failed", f"exec refused (HTTP {code})" + (f": {msg[:200]}" if msg else ""), permanent=False
-    )
+    said = f": {msg[:200]}" if msg else ""
+    if 400 <= code < 500 and code not in _TRANSIENT_4XX:
+        # the request itself is refused (an expired token 401, a URL or headers too large for a proxy
+        # 414/431, a method a proxy does not pass 405, a malformed request 400): the pods are not
+        # the cause, so neither asking again nor restarting them can change it
+        return Uninspectable("exec_failed", f"exec refused (HTTP {code}){said}", permanent=True)
+    return Uninspectable("exec_failed", f"exec refused (HTTP {code}){said}", permanent=False)
 
 
 class _Refused(retry.Transient):

@@ -27,18 +27,30 @@ from typing import Any, TypeVar, cast
 
 import backoff
 
+from verify.kube.cancel import Cancel
+
 T = TypeVar("T")
 
 
 class Deadline:
-    """The whole run's time budget; every wait and retry draws from it."""
+    """The whole run's time budget; every wait and retry draws from it. A cancelled run has no
+    time left."""
 
-    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, seconds: float, *, clock: Callable[[], float] = time.monotonic, cancel: Cancel | None = None
+    ) -> None:
         self._clock = clock
         self.seconds = seconds
         self.end = clock() + seconds
+        self.cancel = cancel
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.cancelled
 
     def remaining(self) -> float:
+        if self.cancelled:
+            return 0.0
         return max(0.0, self.end - self._clock())
 
     @property

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from verify.kube.cancel import Cancel
 from verify.platforms import github, gitlab
 
 
@@ -35,8 +36,11 @@ class Platform:
 class Logs:
     """The run's progress lines, grouped per workload where the platform folds groups."""
 
-    def __init__(self, platform: Platform) -> None:
+    def __init__(self, platform: Platform, *, cancel: Cancel | None = None) -> None:
         self.platform = platform
+        # after a signal the workloads' last words (a retry, a "restarting" that will not happen)
+        # are dropped: the run's own line says what was cancelled
+        self.cancel = cancel
         self.grouped = platform.github or platform.gitlab
         self._lock = threading.Lock()
         self._held: dict[str, list[str]] | None = None
@@ -65,6 +69,8 @@ class Logs:
 
     def workload(self, label: str) -> Callable[[str], None]:
         def log(line: str) -> None:
+            if self.cancel is not None and self.cancel.cancelled:
+                return
             text = f"rollout-verify: {line}"
             with self._lock:
                 if self._held is not None:

@@ -13,11 +13,21 @@ def _reason(error: Uninspectable | None) -> str | None:
 
 
 def _checks_json(checks: tuple[CheckResult, ...]) -> list[dict[str, Any]]:
-    return [
+    out: list[dict[str, Any]] = []
+    for c in checks:
         # "target" is the report's name for a check's subject (kept: pipelines read it)
-        {"type": c.type, "target": c.subject, "status": c.status.value, "detail": c.detail}
-        for c in checks
-    ]
+        doc: dict[str, Any] = {
+            "type": c.type,
+            "target": c.subject,
+            "status": c.status.value,
+            "detail": c.detail,
+        }
+        if c.restart_can_fix is not None:
+            # the judgment the decision read: could one restart make this check pass, and why
+            doc["restart_can_fix"] = c.restart_can_fix
+            doc["why"] = c.why
+        out.append(doc)
+    return out
 
 
 def _container_json(container: ContainerVerdict) -> dict[str, Any]:
@@ -64,6 +74,7 @@ def to_json(*, run: RunResult) -> dict[str, Any]:
                 "exit_code": w.exit_code,
                 "restarted": w.restarted,
                 "restarted_by_earlier_run": w.prior_restart or None,
+                "would_restart": w.would_restart,
                 "error": w.error,
                 "attempts": [_attempt_json(a) for a in w.attempts],
             }

@@ -26,6 +26,7 @@ class WorkloadResult:
     exit_code: int = 0
     message: str = ""
     prior_restart: str = ""  # an earlier run restarted this revision (when), so this one did not
+    would_restart: bool = False  # --dry-run: the judgment called for the restart, none was sent
 
     @property
     def verdict_attempt(self) -> AttemptVerdict | None:

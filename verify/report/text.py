@@ -69,6 +69,8 @@ def _workload_summary(workload: WorkloadResult, result: str) -> str:
     after = " after 1 restart" if workload.restarted else ""
     if workload.prior_restart and not workload.restarted:
         after = " (restarted once by an earlier run; not again)"
+    if workload.would_restart:
+        after = " (would restart once; --dry-run sent nothing)"
     last = workload.verdict_attempt
     if last is None:
         return f"{label}: {workload.error or 'not verified'}"

@@ -1,0 +1,231 @@
+"""The one judgment of a failing check: can one restart make it pass, and why. The decision and
+the diagnosis both read it; a restart happens only when every failing check can be fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from verify.diagnose.checks import diagnose
+from verify.diagnose.remedy import Facts, assess, unfixable
+from verify.flow.decide import decide
+from verify.model import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    Expectations,
+    ExpectedEnv,
+    ExpectedFile,
+    PodVerdict,
+    Source,
+)
+
+LIVE = "a" * 64
+OLD = "b" * 64
+CM = Source(kind="configmap", name="web-config")
+FROZEN = Source(kind="configmap", name="testcm", immutable=True, uid="3f0c2a1b99")
+SECRET = Source(kind="secret", name="web-secrets")
+
+
+def verdict(
+    *checks: CheckResult, pods: tuple[tuple[str, str], ...] = (("web-1", "node-1"),)
+) -> AttemptVerdict:
+    return AttemptVerdict(
+        revision="2",
+        pods=tuple(PodVerdict(name, node, (ContainerVerdict("app", checks),)) for name, node in pods),
+    )
+
+
+def missing(key: str) -> CheckResult:
+    return CheckResult("env", key, CheckStatus.MISSING, "not set in the container")
+
+
+def differs(path: str) -> CheckResult:
+    return CheckResult("file", path, CheckStatus.MISMATCH, "content differs")
+
+
+def facts(**kw: object) -> Facts:
+    base: dict[str, object] = {"workload": "deployment checkout", "kind": "deployment"}
+    return Facts(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def judged(v: AttemptVerdict, exp: Expectations, f: Facts) -> CheckResult:
+    return assess(verdict=v, expectations={"app": exp}, facts=f).pods[0].containers[0].checks[0]
+
+
+def test_a_key_no_source_provides_cannot_be_added_by_a_restart() -> None:
+    v = verdict(missing("PAYMENT_APIKEY"))
+    exp = Expectations(env=("PAYMENT_APIKEY",))
+    check = judged(v, exp, facts(provided_env={"app": frozenset({"PAYMENT_API_KEY"})}))
+    assert check.restart_can_fix is False
+    assert check.why == (
+        "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it"
+    )
+    decision = decide(
+        verdict=assess(verdict=v, expectations={"app": exp}, facts=facts()),
+        restarts_done=0,
+        restart_mode="once",
+    )
+    assert decision.action == "fail" and "PAYMENT_APIKEY" in decision.reason
+
+
+def test_a_key_the_template_now_provides_is_fixed_by_a_restart() -> None:
+    v = verdict(missing("FEATURE_CREDENTIAL"))
+    exp = Expectations(env=("FEATURE_CREDENTIAL",), env_sources=(("FEATURE_CREDENTIAL", SECRET),))
+    f = facts(provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})})
+    check = judged(v, exp, f)
+    assert check.restart_can_fix is True and "env is read when a container starts" in check.why
+    assert (
+        decide(
+            verdict=assess(verdict=v, expectations={"app": exp}, facts=f),
+            restarts_done=0,
+            restart_mode="once",
+        ).action
+        == "restart"
+    )
+
+
+def test_when_a_source_cannot_be_read_the_doubt_means_no_restart() -> None:
+    check = judged(
+        verdict(missing("DB_URL")), Expectations(env=("DB_URL",)), facts(unreadable=("secret db",))
+    )
+    assert check.restart_can_fix is False
+    assert check.why == "cannot tell whether a restart can add DB_URL: secret db cannot be read"
+
+
+def test_an_env_value_differing_from_its_live_source_is_fixed_by_a_restart() -> None:
+    value = ExpectedEnv("MODE", "d" * 64, "configmap web-config/MODE", source=CM)
+    v = verdict(CheckResult("env", "MODE", CheckStatus.MISMATCH, "value differs"))
+    check = judged(v, Expectations(env=("MODE",), env_values=(value,)), facts())
+    assert check.restart_can_fix is True
+
+
+@pytest.mark.parametrize(
+    ("live_files", "fixable", "why"),
+    [
+        ({"/etc/app.conf": LIVE}, True, "a new container mounts the live content"),
+        (
+            {"/etc/app.conf": OLD},
+            False,
+            "what the template mounts at /etc/app.conf does not have the expected",
+        ),
+        ({}, False, "/etc/app.conf is not mounted from a ConfigMap/Secret in the template"),
+    ],
+)
+def test_an_explicit_sha256_is_fixable_only_when_the_live_mount_has_it(
+    live_files: dict[str, str], fixable: bool, why: str
+) -> None:
+    f = ExpectedFile(path="/etc/app.conf", sha256=LIVE, origin="sha256")
+    check = judged(
+        verdict(differs("/etc/app.conf")),
+        Expectations(files=(f,)),
+        facts(live_files={"app": mounted(live_files)}),
+    )
+    assert check.restart_can_fix is fixable and check.why.startswith(why)
+
+
+def mounted(digests: dict[str, str], source: Source = CM) -> dict[str, ExpectedFile]:
+    """What the template mounts: path -> the live file a new container would get."""
+    return {
+        path: ExpectedFile(
+            path=path, sha256=sha, origin=f"{source.kind} {source.name}/x", source=source, volume=True
+        )
+        for path, sha in digests.items()
+    }
+
+
+def test_an_explicit_spec_on_a_recreated_immutable_mount_follows_the_cache_rule() -> None:
+    # --expect-file /cm/script.py=configmap:testcm/script.py: the live object has the content, but
+    # the kubelet keeps serving its cached copy under a rolling restart
+    f = ExpectedFile(path="/cm/script.py", sha256=LIVE, origin="configmap testcm/script.py")
+    lf = {"app": mounted({"/cm/script.py": LIVE}, FROZEN)}
+    check = judged(verdict(differs("/cm/script.py")), Expectations(files=(f,)), facts(live_files=lf))
+    assert check.restart_can_fix is False and "a rolling restart starts new pods" in check.why
+
+
+def frozen_file() -> ExpectedFile:
+    return ExpectedFile(
+        path="/cm/script.py", sha256=LIVE, origin="configmap testcm/script.py", source=FROZEN, volume=True
+    )
+
+
+def test_a_recreated_immutable_source_under_a_rolling_update_cannot_be_fixed() -> None:
+    v = verdict(differs("/cm/script.py"))
+    exp = Expectations(files=(frozen_file(),))
+    check = judged(v, exp, facts(strategy="RollingUpdate", surge=True))
+    assert check.restart_can_fix is False and "a rolling restart starts new pods while old pods" in check.why
+    lines = diagnose(
+        workload="deployment checkout",
+        verdict=assess(verdict=v, expectations={"app": exp}, facts=facts()),
+        expectations={"app": exp},
+    )
+    assert len(lines) == 1 and "a restart will not help" in lines[0]
+
+
+def test_a_recreated_immutable_source_under_recreate_is_released_by_the_kubelet() -> None:
+    v = verdict(differs("/cm/script.py"))
+    exp = Expectations(files=(frozen_file(),))
+    f = facts(strategy="Recreate", surge=False)
+    check = judged(v, exp, f)
+    assert check.restart_can_fix is True and "strategy Recreate stops every old pod" in check.why
+    lines = diagnose(
+        workload="deployment checkout",
+        verdict=assess(verdict=v, expectations={"app": exp}, facts=f),
+        expectations={"app": exp},
+    )
+    assert len(lines) == 1 and "a restart delivers the new content" in lines[0]
+
+
+def test_under_recreate_another_workloads_pod_on_the_node_keeps_the_cache() -> None:
+    f = facts(
+        strategy="Recreate", surge=False, holders={("configmap", "testcm"): {"node-1": frozenset({"cron-1"})}}
+    )
+    check = judged(verdict(differs("/cm/script.py")), Expectations(files=(frozen_file(),)), f)
+    assert check.restart_can_fix is False and "pod cron-1 on node-1 also use it" in check.why
+
+
+def test_a_statefulset_pod_sharing_its_node_with_a_sibling_keeps_the_cache() -> None:
+    v = verdict(differs("/cm/script.py"), pods=(("db-0", "node-1"), ("db-1", "node-1")))
+    f = facts(kind="statefulset", surge=False)
+    check = judged(v, Expectations(files=(frozen_file(),)), f)
+    assert check.restart_can_fix is False and "pod db-1 on node-1 also use it" in check.why
+    alone = verdict(differs("/cm/script.py"), pods=(("db-0", "node-1"), ("db-1", "node-2")))
+    assert judged(alone, Expectations(files=(frozen_file(),)), f).restart_can_fix is True
+
+
+def test_a_daemonset_with_surge_keeps_the_cache() -> None:
+    check = judged(
+        verdict(differs("/cm/script.py")),
+        Expectations(files=(frozen_file(),)),
+        facts(kind="daemonset", surge=True),
+    )
+    assert check.restart_can_fix is False
+
+
+def test_an_http_mismatch_is_left_to_the_restart_and_a_passing_check_is_not_judged() -> None:
+    ok = CheckResult("env", "A", CheckStatus.OK)
+    http = CheckResult("http", "8080/config", CheckStatus.MISMATCH, "answered HTTP 503, expected 200")
+    v = AttemptVerdict(
+        revision="2", pods=(PodVerdict("web-1", "node-1", (ContainerVerdict("app", (ok,)),), checks=(http,)),)
+    )
+    out = assess(verdict=v, expectations={"app": Expectations(env=("A",))}, facts=facts())
+    assert out.pods[0].checks[0].restart_can_fix is True
+    assert out.pods[0].containers[0].checks[0].restart_can_fix is None
+    assert unfixable(out) == []
+
+
+def test_one_unfixable_check_among_fixable_ones_means_no_restart() -> None:
+    v = verdict(missing("FEATURE_CREDENTIAL"), missing("PAYMENT_APIKEY"))
+    exp = Expectations(env=("FEATURE_CREDENTIAL", "PAYMENT_APIKEY"))
+    out = assess(
+        verdict=v,
+        expectations={"app": exp},
+        facts=facts(provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})}),
+    )
+    assert [c.restart_can_fix for c in out.pods[0].containers[0].checks] == [True, False]
+    decision = decide(verdict=out, restarts_done=0, restart_mode="once")
+    assert decision.action == "fail"
+    assert decision.reason == (
+        "a restart cannot fix this: no source in deployment checkout's template provides PAYMENT_APIKEY: "
+        "a restart cannot add it"
+    )

@@ -1,0 +1,212 @@
+"""Whether one restart can make a failing check pass, and why: the one judgment that both the
+decision (restart or fail at once) and the diagnosis read. Pure.
+
+A restart replaces the containers with new ones created from the current template, reading env
+from the live ConfigMaps/Secrets and mounting their live content. So it fixes what the template
+and its live sources now provide and an old container does not have; it cannot add what nothing
+provides, it cannot change a file that comes from the image, and it cannot get past the kubelet's
+cache of a recreated immutable object on a node where a pod keeps that cache alive
+(pkg/kubelet/util/manager/watch_based_manager.go: keyed by name, released when no pod on the node
+references it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from verify.model import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    Expectations,
+    ExpectedFile,
+    Kind,
+    PodVerdict,
+    Source,
+)
+
+SourceKey = tuple[str, str]  # (kind, name) of a ConfigMap/Secret
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the judgment needs beyond the verdict, read only when something failed."""
+
+    workload: str  # "deployment checkout"
+    kind: Kind
+    # Deployment: Recreate stops every old pod before new ones start. RollingUpdate (and a DaemonSet
+    # with maxSurge) starts new pods beside old ones. StatefulSets and DaemonSets without surge
+    # replace each pod only once it is gone.
+    strategy: str = "RollingUpdate"
+    surge: bool = True
+    # per container: the env names the current template and live sources provide
+    provided_env: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # sources that could not be read (no permission): what they provide is unknown
+    unreadable: tuple[str, ...] = ()
+    # per container: path -> what a new container would mount there from the live sources
+    live_files: Mapping[str, Mapping[str, ExpectedFile]] = field(default_factory=dict)
+    # (kind, name) -> node -> pods outside this workload that use the source there
+    holders: Mapping[SourceKey, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Remedy:
+    restart_can_fix: bool
+    why: str
+
+
+def _pods(names: set[str] | frozenset[str]) -> str:
+    shown = sorted(names)[:3]
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"pod{'s' if len(names) != 1 else ''} {', '.join(shown)}{more}"
+
+
+def _cached(facts: Facts, src: Source, pod: PodVerdict, own: Mapping[str, frozenset[str]]) -> Remedy:
+    """A recreated immutable source: a restart helps only where no pod keeps the node's copy."""
+    label = f"{src.kind} {src.name}"
+    node = pod.node or "its node"
+    others = set(facts.holders.get((src.kind, src.name), {}).get(pod.node, frozenset()))
+    rolling = facts.kind == "deployment" and facts.strategy != "Recreate"
+    if rolling or (facts.kind != "deployment" and facts.surge):
+        return Remedy(
+            False,
+            f"{label} is immutable and was recreated, and a rolling restart starts new pods while old "
+            f"pods on {node} still use it, so the kubelet there keeps serving its cached copy: a restart "
+            "will not help; publish new content under a new name",
+        )
+    if facts.kind != "deployment":
+        # each pod is replaced once it is gone, but the workload's other pods on the node remain
+        others |= set(own.get(pod.node, frozenset())) - {pod.name}
+    if others:
+        return Remedy(
+            False,
+            f"{label} is immutable and was recreated, and {_pods(others)} on {node} also use it, so the "
+            "kubelet there keeps serving its cached copy: a restart will not help; publish new content "
+            "under a new name",
+        )
+    how = (
+        "strategy Recreate stops every old pod before new ones start"
+        if facts.kind == "deployment"
+        else f"each pod is replaced only once it is gone and no other pod on {node} uses it"
+    )
+    return Remedy(
+        True,
+        f"{label} is immutable and was recreated; {how}, so the kubelet on {node} drops its cached copy "
+        "and a restart delivers the new content",
+    )
+
+
+def _env(
+    check: CheckResult, exp: Expectations, container: str, pod: PodVerdict, facts: Facts,
+    own: Mapping[str, frozenset[str]],
+) -> Remedy:
+    key = check.subject
+    value = next((v for v in exp.env_values if v.key == key), None)
+    src = value.source if value is not None else dict(exp.env_sources).get(key)
+    provided = key in facts.provided_env.get(container, frozenset())
+    if src is not None and src.immutable and (check.status is CheckStatus.MISMATCH or provided):
+        return _cached(facts, src, pod, own)
+    if check.status is CheckStatus.MISMATCH:
+        return Remedy(True, "env is fixed when a container starts: a new container reads the live value")
+    if provided:
+        return Remedy(
+            True, f"env is read when a container starts, and the template's sources now provide {key}"
+        )
+    if facts.unreadable:
+        return Remedy(
+            False,
+            f"cannot tell whether a restart can add {key}: {', '.join(facts.unreadable)} cannot be read",
+        )
+    return Remedy(False, f"no source in {facts.workload}'s template provides {key}: a restart cannot add it")
+
+
+def _file(
+    check: CheckResult, f: ExpectedFile | None, container: str, pod: PodVerdict, facts: Facts,
+    own: Mapping[str, frozenset[str]],
+) -> Remedy:
+    path = check.subject
+    if f is None:
+        return Remedy(False, f"{path} is not an expected file")
+    mounted = facts.live_files.get(container, {}).get(path)
+    source = f.source if f.volume else mounted.source if mounted is not None else None
+    if source is not None and source.immutable:
+        return _cached(facts, source, pod, own)
+    if mounted is None:
+        return Remedy(
+            False,
+            f"{path} is not mounted from a ConfigMap/Secret in the template: a restart gives the same "
+            "image content",
+        )
+    if mounted.sha256.lower() != f.sha256.lower():
+        return Remedy(
+            False,
+            f"what the template mounts at {path} does not have the expected content either: a restart "
+            "cannot deliver it",
+        )
+    if mounted.subpath:
+        return Remedy(True, "a subPath mount never refreshes: a new container mounts the live content")
+    return Remedy(True, "a new container mounts the live content")
+
+
+def _check(
+    check: CheckResult, exp: Expectations, container: str, pod: PodVerdict, facts: Facts,
+    own: Mapping[str, frozenset[str]],
+) -> CheckResult:
+    if check.status is CheckStatus.OK:
+        return check
+    if check.status is CheckStatus.UNINSPECTABLE:
+        remedy = Remedy(not check.permanent, check.detail)
+    elif check.type == "env":
+        remedy = _env(check, exp, container, pod, facts, own)
+    elif check.type == "file":
+        files = {f.path: f for f in exp.files}
+        remedy = _file(check, files.get(check.subject), container, pod, facts, own)
+    else:
+        remedy = Remedy(True, "the app reads its configuration when it starts")
+    return dataclasses.replace(check, restart_can_fix=remedy.restart_can_fix, why=remedy.why)
+
+
+def _own_users(verdict: AttemptVerdict) -> dict[str, frozenset[str]]:
+    """node -> this revision's pods there (every one of them uses the template's sources)."""
+    out: dict[str, set[str]] = {}
+    for pod in verdict.pods:
+        out.setdefault(pod.node, set()).add(pod.name)
+    return {node: frozenset(pods) for node, pods in out.items()}
+
+
+def assess(
+    *, verdict: AttemptVerdict, expectations: Mapping[str, Expectations], facts: Facts
+) -> AttemptVerdict:
+    """The verdict with every failing check judged: `restart_can_fix` and `why`."""
+    own = _own_users(verdict)
+    pods: list[PodVerdict] = []
+    for pod in verdict.pods:
+        containers = [
+            ContainerVerdict(
+                c.name,
+                tuple(
+                    _check(check, expectations.get(c.name, Expectations()), c.name, pod, facts, own)
+                    for check in c.checks
+                ),
+                c.error,
+            )
+            for c in pod.containers
+        ]
+        http = tuple(_check(check, Expectations(), "", pod, facts, own) for check in pod.checks)
+        pods.append(dataclasses.replace(pod, containers=tuple(containers), checks=http))
+    return dataclasses.replace(verdict, pods=tuple(pods))
+
+
+def unfixable(verdict: AttemptVerdict) -> list[str]:
+    """Why a restart cannot make every failing check pass (each cause once); empty when it can."""
+    found: dict[str, None] = {}
+    for pod in verdict.pods:
+        checks = [*pod.checks, *(c for container in pod.containers for c in container.checks)]
+        for c in checks:
+            # a permanent uninspectable check is the decision's own first cause (with its place)
+            if c.restart_can_fix is False and c.status not in (CheckStatus.OK, CheckStatus.UNINSPECTABLE):
+                found[c.why] = None
+    return list(found)
