@@ -6,9 +6,12 @@ import base64
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +219,8 @@ class Outcome:
     junit: str = ""
     summary: str = ""
     outputs: str = ""  # every file --output-dir wrote, concatenated
+    files: dict[str, str] = field(default_factory=dict)  # --output-dir: file name -> content
+    after_signal: float | None = None  # seconds from the signal (if any) to the process's exit
 
     @property
     def everything(self) -> str:
@@ -226,9 +231,17 @@ class Outcome:
 
 
 def run_verify(
-    *args: str, kubeconfig: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str,
+    kubeconfig: str,
+    tmp_path: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    signal_when: Callable[[], bool] | None = None,
+    signum: int = signal.SIGTERM,
 ) -> Outcome:
-    """Run `python -m verify` as a user would, with every report it can write."""
+    """Run `python -m verify` as a user would, with every report it can write. With `signal_when`,
+    `signum` is sent as soon as it returns true (a cancelled CI job), and the time from the signal
+    to the exit is measured."""
     tag = os.urandom(4).hex()
     report = tmp_path / f"report-{tag}.json"
     junit = tmp_path / f"junit-{tag}.xml"
@@ -245,14 +258,27 @@ def run_verify(
         else:
             reports += [flag, str(wanted[flag])]
     report, junit, summary, outdir = wanted.values()
-    proc = subprocess.run(
+    popen = subprocess.Popen(
         [sys.executable, "-m", "verify", *args, *reports],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=full_env,
         cwd=REPO,
-        timeout=timeout,
     )
+    after_signal = None
+    if signal_when is not None:
+        end = time.monotonic() + timeout
+        while not signal_when():
+            assert popen.poll() is None, "rollout-verify ended before the moment to signal it"
+            assert time.monotonic() < end, "the moment to signal never came"
+            time.sleep(0.02)
+        popen.send_signal(signum)
+        sent = time.monotonic()
+        popen.wait(timeout=timeout)
+        after_signal = time.monotonic() - sent
+    out, err = popen.communicate(timeout=timeout)
+    proc = subprocess.CompletedProcess(popen.args, popen.returncode, out, err)
     data = json.loads(report.read_text()) if report.exists() else None
     files = sorted(outdir.iterdir()) if outdir.is_dir() else []
     with contextlib.suppress(OSError):
@@ -265,6 +291,8 @@ def run_verify(
         junit.read_text() if junit.exists() else "",
         summary.read_text() if summary.exists() else "",
         "\n".join(f.read_text(errors="replace") for f in files if f.is_file()),
+        {f.name: f.read_text(errors="replace") for f in files if f.is_file()},
+        after_signal,
     )
     seen(outcome.everything)
     return outcome

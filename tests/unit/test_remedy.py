@@ -202,14 +202,32 @@ def test_a_daemonset_with_surge_keeps_the_cache() -> None:
     assert check.restart_can_fix is False
 
 
-def test_an_http_mismatch_is_left_to_the_restart_and_a_passing_check_is_not_judged() -> None:
-    ok = CheckResult("env", "A", CheckStatus.OK)
+def test_an_http_mismatch_is_fixable_only_beside_stale_configuration() -> None:
     http = CheckResult("http", "8080/config", CheckStatus.MISMATCH, "answered HTTP 503, expected 200")
-    v = AttemptVerdict(
-        revision="2", pods=(PodVerdict("web-1", "node-1", (ContainerVerdict("app", (ok,)),), checks=(http,)),)
+
+    def pod_with(*checks: CheckResult) -> AttemptVerdict:
+        return AttemptVerdict(
+            revision="2",
+            pods=(PodVerdict("web-1", "node-1", (ContainerVerdict("app", checks),), checks=(http,)),),
+        )
+
+    exp = {"app": Expectations(env=("FEATURE_CREDENTIAL",))}
+    f = facts(provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})})
+    stale = assess(verdict=pod_with(missing("FEATURE_CREDENTIAL")), expectations=exp, facts=f)
+    assert stale.pods[0].checks[0].restart_can_fix is True
+    fine = assess(
+        verdict=pod_with(CheckResult("env", "FEATURE_CREDENTIAL", CheckStatus.OK)), expectations=exp, facts=f
     )
+    assert fine.pods[0].checks[0].restart_can_fix is False
+    assert "a restart gives it the same configuration" in fine.pods[0].checks[0].why
+    blind = assess(verdict=pod_with(), expectations={}, facts=f)
+    assert blind.pods[0].checks[0].restart_can_fix is False
+
+
+def test_a_passing_check_is_not_judged() -> None:
+    ok = CheckResult("env", "A", CheckStatus.OK)
+    v = AttemptVerdict(revision="2", pods=(PodVerdict("web-1", "node-1", (ContainerVerdict("app", (ok,)),)),))
     out = assess(verdict=v, expectations={"app": Expectations(env=("A",))}, facts=facts())
-    assert out.pods[0].checks[0].restart_can_fix is True
     assert out.pods[0].containers[0].checks[0].restart_can_fix is None
     assert unfixable(out) == []
 

@@ -165,8 +165,29 @@ def _check(
         files = {f.path: f for f in exp.files}
         remedy = _file(check, files.get(check.subject), container, pod, facts, own)
     else:
-        remedy = Remedy(True, "the app reads its configuration when it starts")
+        remedy = _http(check, pod)
     return dataclasses.replace(check, restart_can_fix=remedy.restart_can_fix, why=remedy.why)
+
+
+def _http(check: CheckResult, pod: PodVerdict) -> Remedy:
+    """An app's answer changes on a restart only if what the restart changes (its configuration, a
+    container that is not running) is what is wrong with the pod. Judged after the pod's own checks."""
+    own = [c for container in pod.containers for c in container.checks]
+    stale = [c for c in own if c.status is not CheckStatus.OK and c.restart_can_fix]
+    broken = [c for c in pod.containers if c.error is not None and not c.error.permanent]
+    if stale or broken:
+        return Remedy(True, f"pod {pod.name} runs with stale configuration: the app reads it when it starts")
+    if own:
+        return Remedy(
+            False,
+            f"pod {pod.name} has every expected env key, value and file, so a restart gives it the same "
+            f"configuration: its answer to {check.subject} would not change",
+        )
+    return Remedy(
+        False,
+        f"nothing tells whether pod {pod.name}'s configuration is stale (no env or file expectations): "
+        f"a restart may not change its answer to {check.subject}",
+    )
 
 
 def _own_users(verdict: AttemptVerdict) -> dict[str, frozenset[str]]:
@@ -195,8 +216,9 @@ def assess(
             )
             for c in pod.containers
         ]
-        http = tuple(_check(check, Expectations(), "", pod, facts, own) for check in pod.checks)
-        pods.append(dataclasses.replace(pod, containers=tuple(containers), checks=http))
+        judged = dataclasses.replace(pod, containers=tuple(containers))
+        http = tuple(_check(check, Expectations(), "", judged, facts, own) for check in pod.checks)
+        pods.append(dataclasses.replace(judged, checks=http))
     return dataclasses.replace(verdict, pods=tuple(pods))
 
 
