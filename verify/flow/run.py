@@ -11,11 +11,13 @@ from typing import Protocol
 from verify import errors
 from verify.config.job import Job, TargetPlan, plan_target
 from verify.exitcodes import ExitCode
+from verify.flow.permissions import needed
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.state import Log, RunContext
 from verify.flow.workload import verify_workload
 from verify.kube import retry
+from verify.kube.access import Rule, denied
 from verify.kube.api import Api
 from verify.kube.cancel import Cancel
 from verify.kube.connection import Connection
@@ -71,6 +73,33 @@ def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
     return plans
 
 
+def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
+    """Before any wait: every permission the run will need, checked with SelfSubjectAccessReviews.
+    Empty when all are granted (or the reviews are not available); else the one line that names
+    every missing rule as `kubectl auth can-i` asks it, per namespace."""
+    by_namespace: dict[str, list[Rule]] = {}
+    for plan, ns in work:
+        workload = None
+        if plan.from_spec:
+            workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
+        restart = plan.restart == "once"
+        by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
+    lines = []
+    for ns, rules in by_namespace.items():
+        missing = denied(api, namespace=ns, rules=rules)
+        if missing:
+            shown = ", ".join(f"`{r.phrase()}`" for r in missing)
+            lines.append(f"in namespace {ns}: {shown}")
+    if not lines:
+        return ""
+    return (
+        "forbidden: the credentials lack permissions the run needs (checked before waiting), "
+        + "; ".join(lines)
+        + "; grant them (examples/rbac.yaml, examples/rbac-workloads.yaml) or use --restart never "
+        "where only the patch is missing"
+    )
+
+
 def _failure(code: ExitCode, message: str) -> RunResult:
     return RunResult(result="error", exit_code=int(code), restarted=False, workloads=(), message=message)
 
@@ -121,6 +150,15 @@ def execute(*, job: Job, connection: Connection, logs: Logs, cancel: Cancel | No
             logs.line(f"error: {msg}")
             return _failure(ExitCode.CONFIG, msg)
         seen.add((p.ref.kind, p.ref.name, ns))
+    if not settings.dry_run:  # a dry run sends no POST either (a review is one)
+        try:
+            missing = _preflight(api, work)
+        except errors.VerifyError as e:
+            logs.line(e.verdict())
+            return _failure(e.exit_code, e.verdict())
+        if missing:
+            logs.line(missing)
+            return _failure(ExitCode.UNREADABLE, missing)
     labels = [_label(p, ns, default_ns) for p, ns in work]
     logs.begin(labels)
 

@@ -1,0 +1,44 @@
+"""The permissions one workload's verification needs, as RBAC rules: what the wait, the selection,
+the probes, the sources and the one restart will ask the API server for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from verify.config.job import TargetPlan
+from verify.flow.derive import referenced_objects
+from verify.kube import objects
+from verify.kube.access import Rule
+from verify.kube.kinds import PLURAL
+
+
+def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: bool) -> list[Rule]:
+    """`workload` (its template names the sources --from-spec reads) may be None when not read."""
+    kind, name = plan.ref.kind, plan.ref.name
+    plural = PLURAL[kind]
+    rules = [
+        Rule("get", plural, "apps", name=name),
+        Rule("watch", plural, "apps", name=name),
+        Rule("list", "pods"),
+        # a WebSocket exec is authorised as `get`, and from Kubernetes 1.35 also as `create`
+        Rule("get", "pods", subresource="exec"),
+        Rule("create", "pods", subresource="exec"),
+    ]
+    if kind == "deployment":
+        rules.append(Rule("list", "replicasets", "apps"))
+    elif kind == "daemonset":
+        rules.append(Rule("list", "controllerrevisions", "apps"))
+    if restart:
+        rules.append(Rule("patch", plural, "apps", name=name))
+    if plan.expect_http:
+        rules.append(Rule("get", "pods", subresource="proxy"))
+    sources: set[tuple[str, str]] = {(f.source, f.name) for f in plan.expect_file if f.source != "sha256"}
+    sources |= {
+        ("configmap", c.equals_configmap.partition("/")[0]) for c in plan.expect_http if c.equals_configmap
+    }
+    if plan.from_spec and workload is not None:
+        sources |= referenced_objects(pod_spec=objects.pod_spec(workload))
+    for kind_of, source in sorted(sources):
+        rules.append(Rule("get", "configmaps" if kind_of == "configmap" else "secrets", name=source))
+    return rules

@@ -1,0 +1,70 @@
+"""Permissions checked before the wait: one SelfSubjectAccessReview per rule the run needs, so a
+token without `create pods/exec` or `patch deployments` fails in a second, not after the rollout.
+
+Where the review API itself is refused (an old or locked-down API server), the run goes on as
+before: the request that needs the permission names it when it is denied."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from verify import errors
+from verify.kube.api import Api
+
+REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+_PARALLEL = 8
+
+
+@dataclass(frozen=True, order=True)
+class Rule:
+    """One permission in one namespace, as RBAC grants it."""
+
+    verb: str
+    resource: str
+    group: str = ""
+    subresource: str = ""
+    name: str = ""
+
+    def phrase(self) -> str:
+        """As `kubectl auth can-i` asks it: `create pods --subresource=exec`, `patch deployments.apps/web`."""
+        kind = f"{self.resource}.{self.group}" if self.group else self.resource
+        target = f"{kind}/{self.name}" if self.name else kind
+        sub = f" --subresource={self.subresource}" if self.subresource else ""
+        return f"{self.verb} {target}{sub}"
+
+
+def _allowed(api: Api, *, namespace: str, rule: Rule) -> bool:
+    attributes = {
+        "namespace": namespace,
+        "verb": rule.verb,
+        "group": rule.group,
+        "resource": rule.resource,
+        "subresource": rule.subresource,
+        "name": rule.name,
+    }
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {k: v for k, v in attributes.items() if v}},
+    }
+    answer = api.post(REVIEWS, body)
+    status = answer.get("status") if isinstance(answer, dict) else None
+    return bool(isinstance(status, dict) and status.get("allowed"))
+
+
+def denied(api: Api, *, namespace: str, rules: Sequence[Rule]) -> list[Rule] | None:
+    """The rules the API server says this identity lacks, in order; None when it would not say
+    (the review API refused, missing or failing): then nothing is known and the run goes on."""
+    wanted = sorted(set(rules))
+    if not wanted:
+        return []
+    try:
+        with ThreadPoolExecutor(max_workers=min(_PARALLEL, len(wanted))) as pool:
+            answers = list(pool.map(lambda r: _allowed(api, namespace=namespace, rule=r), wanted))
+    except errors.Cancelled:
+        raise
+    except errors.VerifyError:
+        return None
+    return [rule for rule, allowed in zip(wanted, answers, strict=True) if not allowed]
