@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import REPO, configmap, deployment
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
 
 KUBECTL = "/usr/bin/kubectl"
 LAST_CPU = [0.0]

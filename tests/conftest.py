@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import helpers
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 

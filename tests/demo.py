@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from tests.helpers import REPO, daemonset, http_app_deployment, secret, service
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
 
 CONFIG = """\
 targets:

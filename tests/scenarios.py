@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
 
 MANIFESTS = Path(__file__).parent / "manifests"
 PLANTED = "s3cr3t-planted-faults-5e21"

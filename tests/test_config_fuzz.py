@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import run_verify
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 from verify import cli
 from verify.config import _FLAGS, env_var
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import Kubectl
 from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
 
 MANIFESTS = Path(__file__).parent / "manifests"
 PLANTED = "planted-S3CRET-value-9c1d"

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from tests.conftest import Kubectl
 from tests.helpers import configmap, http_app_deployment, run_verify, secret, service
-from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster, Rule
 
 PLANTED = "s3cr3t-http-planted-77b0"
 

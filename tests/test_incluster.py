@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, deployment, seen
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 SA = "/var/run/secrets/kubernetes.io/serviceaccount"
 

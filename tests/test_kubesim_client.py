@@ -11,8 +11,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.stream import stream
 
-from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster, Rule
 
 
 def api_client(cluster: Cluster, tmp_path: Path, token: str | None = None) -> client.ApiClient:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.conftest import Kubectl
 from tests.helpers import cache_keepers
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 MANIFESTS = Path(__file__).parent / "manifests"
 

@@ -18,7 +18,7 @@ import websocket
 
 from tests.conftest import KUBECTL, Kubectl
 from tests.helpers import REPO, deployment, secret
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 
 def pod_named(cluster: Cluster, prefix: str) -> dict[str, object]:

@@ -18,8 +18,7 @@ from kubernetes import config as k8s_config
 
 from tests.conftest import Kubectl
 from tests.helpers import deployment, http_app_container, http_app_deployment, secret, service
-from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster, Rule
 
 PROXY = "/api/v1/namespaces/default/pods/{pod}/proxy{path}"
 SVC_PROXY = "/api/v1/namespaces/default/services/{svc}/proxy{path}"

@@ -13,7 +13,7 @@ from kubernetes import client, config, watch
 
 from tests.conftest import Kubectl
 from tests.helpers import configmap, daemonset, statefulset
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 HASH = "controller-revision-hash"
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from tests.conftest import Kubectl
 from tests.helpers import configmap, deployment, run_verify, secret
-from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster, Fault
+from tests.kubesim import Cluster, Fault, Rule
 
 PLANTED = "s3cr3t-multi-planted-9c1e"
 

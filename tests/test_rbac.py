@@ -15,7 +15,7 @@ import yaml
 
 from tests.conftest import Kubectl
 from tests.helpers import REPO, Outcome, configmap, deployment, run_verify, secret
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 RBAC = REPO / "examples" / "rbac.yaml"
 SA = "system:serviceaccount:default:rollout-verify"

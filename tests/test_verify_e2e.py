@@ -11,8 +11,7 @@ import pytest
 
 from tests.conftest import Kubectl
 from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
-from tests.kubesim.auth import Rule
-from tests.kubesim.cluster import Cluster, Fault
+from tests.kubesim import Cluster, Fault, Rule
 
 MANIFESTS = Path(__file__).parent / "manifests"
 PLANTED = "s3cr3t-planted-value-41f7"

@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import KUBECTL, Kubectl
 from tests.helpers import REPO, daemonset, deployment, run_verify, secret, statefulset
-from tests.kubesim.cluster import Cluster
+from tests.kubesim import Cluster
 
 PLANTED = "s3cr3t-workloads-planted-5d2a"
 
