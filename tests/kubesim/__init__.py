@@ -5,7 +5,8 @@ Import it from here::
     from tests.kubesim import Cluster, Fault, Knobs, Rule
 """
 
-from .auth import Rule
-from .cluster import Cluster, Fault, Knobs
+from .apiserver.auth import Rule
+from .cluster import Cluster
+from .knobs import Fault, Knobs
 
 __all__ = ["Cluster", "Fault", "Knobs", "Rule"]

@@ -1,7 +1,8 @@
-"""One kubelet per node: the ConfigMap/Secret cache with the real immutable semantics, env and
-volume materialisation, and containers as real processes in their own mount namespace.
+"""One kubelet per node: pods from the API to running containers and back to their status.
+Containers are real processes in their own mount namespace (the ConfigMap/Secret cache, env,
+volumes and probes are in their own modules).
 
-A container joins its pod's network namespace (a pause process, see network.py), then is
+A container joins its pod's network namespace (a pause process, see sandbox.py), then is
 `unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`, so
 `md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there. Readiness
 probes (httpGet, tcpSocket, exec) decide a container's `ready`.
@@ -10,175 +11,26 @@ probes (httpGet, tcpSocket, exec) decide a container's `ready`.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import datetime as dt
 import os
-import re
 import shlex
 import shutil
 import signal
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .network import (
-    DialError,
-    Ipam,
-    Sandbox,
-    SandboxError,
-    container_port,
-    create_sandbox,
-    destroy_sandbox,
-    exchange,
-    pod_cidr,
-    tcp_probe,
-)
-from .resources import BY_PATH
-from .store import Event, Obj, now_rfc3339
+from ..storage.resources import BY_PATH
+from ..storage.store import Event, Obj, now_rfc3339
+from .containers import DEFAULT_PATH, ContainerRuntime, PodRuntime, resolve_binary, shell_less
+from .environment import ConfigError, expand, resolve_env
+from .objectcache import ObjectCache
+from .probes import readiness
+from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
+from .volumes import MountError, atomic_write, volume_files
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
-CMS = BY_PATH[("", "configmaps")]
-SECRETS = BY_PATH[("", "secrets")]
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-SHELLLESS = ("distroless", "scratch")
-
-
-def shell_less(image: str) -> bool:
-    return any(m in image for m in SHELLLESS)
-
-
-class ConfigError(Exception):
-    """A container cannot be created: CreateContainerConfigError with the kubelet's message."""
-
-
-class MountError(Exception):
-    """A volume cannot be set up: the pod stays in ContainerCreating."""
-
-
-# -- the ConfigMap/Secret manager (pkg/kubelet/util/manager/watch_based_manager.go) -------------
-
-
-@dataclass
-class CacheEntry:
-    refs: int = 0
-    obj: Obj | None = None
-    frozen: bool = False  # immutable object seen: the reflector stopped, this copy is served forever
-
-
-class ObjectCache:
-    """Keyed by (kind, namespace, name) with no UID, kept alive by a refcount of pods on the node."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.entries: dict[tuple[str, str, str], CacheEntry] = {}
-
-    def register(self, pod: Obj) -> None:
-        for key in pod_object_refs(pod):
-            self.entries.setdefault(key, CacheEntry()).refs += 1
-
-    def unregister(self, pod: Obj) -> None:
-        for key in pod_object_refs(pod):
-            e = self.entries.get(key)
-            if e is None:
-                continue
-            e.refs -= 1
-            if e.refs <= 0:
-                del self.entries[key]
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        key = (kind, namespace, name)
-        e = self.entries.get(key)
-        if e is not None and e.frozen:
-            return e.obj
-        live = self.cluster.store.find(CMS if kind == "ConfigMap" else SECRETS, namespace, name)
-        if e is not None:
-            e.obj = live
-            if live is not None and live.get("immutable"):
-                e.frozen = True
-        return live
-
-
-def pod_object_refs(pod: Obj) -> set[tuple[str, str, str]]:
-    ns = pod["metadata"]["namespace"]
-    out: set[tuple[str, str, str]] = set()
-    spec = pod.get("spec") or {}
-    for v in spec.get("volumes") or []:
-        if "configMap" in v:
-            out.add(("ConfigMap", ns, v["configMap"].get("name", "")))
-        if "secret" in v:
-            out.add(("Secret", ns, v["secret"].get("secretName", "")))
-        for src in (v.get("projected") or {}).get("sources") or []:
-            if "configMap" in src:
-                out.add(("ConfigMap", ns, src["configMap"].get("name", "")))
-            if "secret" in src:
-                out.add(("Secret", ns, src["secret"].get("name", "")))
-    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
-        for ef in c.get("envFrom") or []:
-            if "configMapRef" in ef:
-                out.add(("ConfigMap", ns, ef["configMapRef"].get("name", "")))
-            if "secretRef" in ef:
-                out.add(("Secret", ns, ef["secretRef"].get("name", "")))
-        for e in c.get("env") or []:
-            vf = e.get("valueFrom") or {}
-            if "configMapKeyRef" in vf:
-                out.add(("ConfigMap", ns, vf["configMapKeyRef"].get("name", "")))
-            if "secretKeyRef" in vf:
-                out.add(("Secret", ns, vf["secretKeyRef"].get("name", "")))
-    return out
-
-
-def object_data(obj: Obj, *, env: bool = False) -> dict[str, bytes]:
-    """Decoded key → bytes of a ConfigMap (data + binaryData) or Secret (base64 data).
-
-    Env takes only a ConfigMap's `data`, as `makeEnvironmentVariables` does."""
-    if obj["kind"] == "Secret":
-        return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
-    out = {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
-    if env:
-        return out
-    out.update({k: base64.b64decode(v) for k, v in (obj.get("binaryData") or {}).items()})
-    return out
-
-
-# -- runtime state ---------------------------------------------------------------------------
-
-
-@dataclass
-class ContainerRuntime:
-    name: str
-    image: str
-    pid: int | None = None
-    proc: asyncio.subprocess.Process | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    state: str = "waiting"  # waiting | running | terminated
-    reason: str = "ContainerCreating"
-    message: str = ""
-    started_at: str = ""
-    restarts: int = 0
-    last_exit: dict[str, Any] | None = None
-    container_id: str = ""
-    log_paths: list[Path] = field(default_factory=list)
-    ready: bool = False  # running and (no readinessProbe, or the probe passed)
-
-
-@dataclass
-class PodRuntime:
-    uid: str
-    namespace: str
-    name: str
-    pod: Obj
-    dir: Path
-    containers: dict[str, ContainerRuntime] = field(default_factory=dict)
-    volumes: dict[str, Path] = field(default_factory=dict)
-    task: asyncio.Task[None] | None = None
-    stopping: bool = False
-    ip: str = ""
-    sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
 
 
 class Kubelet:
@@ -186,7 +38,7 @@ class Kubelet:
         self.cluster = cluster
         self.node = node
         self.index = index
-        self.cache = ObjectCache(cluster)
+        self.cache = ObjectCache(cluster.store)
         self.pods: dict[str, PodRuntime] = {}
         self.root = cluster.root / "nodes" / node
         self.root.mkdir(parents=True, exist_ok=True)
@@ -207,7 +59,7 @@ class Kubelet:
 
     def restart(self) -> None:
         """A kubelet restart drops its object cache; running containers are untouched."""
-        self.cache = ObjectCache(self.cluster)
+        self.cache = ObjectCache(self.cluster.store)
         for rt in self.pods.values():
             self.cache.register(rt.pod)
 
@@ -312,75 +164,10 @@ class Kubelet:
         for v in rt.pod["spec"].get("volumes") or []:
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
-            files = self.volume_files(rt.pod, v)
+            files = volume_files(self.cache, rt.pod, v)
             if files is not None:
                 atomic_write(d, files)
             rt.volumes[v["name"]] = d
-
-    def volume_files(self, pod: Obj, vol: Obj) -> dict[str, tuple[bytes, int]] | None:
-        """The files a volume holds now, as the kubelet would project them; None for plain dirs."""
-        ns = pod["metadata"]["namespace"]
-        if "configMap" in vol:
-            src = vol["configMap"]
-            return self._project("ConfigMap", ns, src.get("name", ""), src, src.get("defaultMode", 0o644))
-        if "secret" in vol:
-            src = vol["secret"]
-            return self._project("Secret", ns, src.get("secretName", ""), src, src.get("defaultMode", 0o644))
-        if "projected" in vol:
-            mode = vol["projected"].get("defaultMode", 0o644)
-            files: dict[str, tuple[bytes, int]] = {}
-            for s in vol["projected"].get("sources") or []:
-                if "configMap" in s:
-                    files.update(
-                        self._project("ConfigMap", ns, s["configMap"].get("name", ""), s["configMap"], mode)
-                    )
-                elif "secret" in s:
-                    files.update(self._project("Secret", ns, s["secret"].get("name", ""), s["secret"], mode))
-                elif "downwardAPI" in s:
-                    files.update(self._downward(pod, s["downwardAPI"], mode))
-                elif "serviceAccountToken" in s:
-                    files[s["serviceAccountToken"].get("path", "token")] = (
-                        b"kubesim-projected-token",
-                        mode,
-                    )
-            return files
-        if "downwardAPI" in vol:
-            return self._downward(pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644))
-        return None
-
-    def _project(self, kind: str, ns: str, name: str, src: Obj, mode: int) -> dict[str, tuple[bytes, int]]:
-        obj = self.cache.get(kind, ns, name)
-        optional = bool(src.get("optional"))
-        if obj is None:
-            if optional:
-                return {}
-            raise MountError(f'{kind.lower()} "{name}" not found')
-        data = object_data(obj)
-        items = src.get("items")
-        if not items:
-            return {k: (v, mode) for k, v in data.items()}
-        out = {}
-        for it in items:
-            if it["key"] not in data:
-                if optional:
-                    continue
-                raise MountError(
-                    f"configmap references non-existent config key: {it['key']}"
-                    if kind == "ConfigMap"
-                    else f"references non-existent secret key: {it['key']}"
-                )
-            out[it.get("path", it["key"])] = (data[it["key"]], it.get("mode", mode))
-        return out
-
-    def _downward(self, pod: Obj, src: Obj, mode: int) -> dict[str, tuple[bytes, int]]:
-        out = {}
-        for it in src.get("items") or []:
-            if "fieldRef" in it:
-                out[it["path"]] = (
-                    field_value(pod, it["fieldRef"].get("fieldPath", "")).encode(),
-                    it.get("mode", mode),
-                )
-        return out
 
     # -- containers --------------------------------------------------------------------
     async def _container_loop(self, rt: PodRuntime, c: Obj) -> None:
@@ -404,7 +191,7 @@ class Kubelet:
                 await asyncio.sleep(1.0)
                 continue
             try:
-                env = self.resolve_env(rt, c)
+                env = resolve_env(self.cache, rt, c)
             except ConfigError as e:
                 crt.state, crt.reason, crt.message = "waiting", "CreateContainerConfigError", str(e)
                 self._publish(rt)
@@ -415,7 +202,9 @@ class Kubelet:
             self._publish(rt)
             assert crt.proc is not None
             prober = (
-                asyncio.get_running_loop().create_task(self._readiness(rt, c, crt, crt.proc))
+                asyncio.get_running_loop().create_task(
+                    readiness(rt, c, crt, crt.proc, pool=self.cluster.dial_pool, publish=self._publish)
+                )
                 if c.get("readinessProbe")
                 else None
             )
@@ -445,133 +234,6 @@ class Kubelet:
             self._publish(rt)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, knobs.crashloop_backoff_max)
-
-    async def _readiness(
-        self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, proc: asyncio.subprocess.Process
-    ) -> None:
-        """The readiness prober: the first probe after initialDelaySeconds, then every periodSeconds;
-        ready after successThreshold successes, unready after failureThreshold failures."""
-        probe = c["readinessProbe"]
-        period = float(probe.get("periodSeconds", 10))
-        succ_needed = int(probe.get("successThreshold", 1))
-        fail_needed = int(probe.get("failureThreshold", 3))
-        await asyncio.sleep(float(probe.get("initialDelaySeconds", 0)))
-        succ = fail = 0
-        while proc.returncode is None and not rt.stopping:
-            ok = await self._probe(rt, c, crt, probe)
-            succ, fail = (succ + 1, 0) if ok else (0, fail + 1)
-            ready = True if ok and succ >= succ_needed else False if fail >= fail_needed else crt.ready
-            if ready != crt.ready and proc.returncode is None:
-                crt.ready = ready
-                self._publish(rt)
-            await asyncio.sleep(period)
-
-    async def _probe(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, probe: Obj) -> bool:
-        """One httpGet / tcpSocket / exec probe (a grpc probe is not emulated: it passes)."""
-        timeout = float(probe.get("timeoutSeconds", 1))
-        sandbox = rt.sandbox
-        if "exec" in probe:
-            argv = list((probe["exec"] or {}).get("command") or [])
-            if not argv or crt.pid is None:
-                return False
-            try:
-                p = await asyncio.create_subprocess_exec(
-                    "/usr/bin/nsenter",
-                    *("-t", str(crt.pid), "-m", "-n", "-r", "-w", "--"),
-                    *argv,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.DEVNULL,
-                    env=dict(crt.env),
-                    close_fds=False,
-                )
-            except OSError:
-                return False
-            try:
-                return await asyncio.wait_for(p.wait(), timeout) == 0
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    p.kill()
-                await p.wait()
-                return False
-        spec = probe.get("httpGet") or probe.get("tcpSocket")
-        if spec is None:
-            return True
-        port = container_port(c, spec.get("port"))
-        if port is None or sandbox is None or not sandbox.alive:
-            return False
-        host = spec.get("host") or sandbox.ip
-        loop = asyncio.get_running_loop()
-        if "tcpSocket" in probe:
-            return await loop.run_in_executor(
-                self.cluster.net.pool, tcp_probe, sandbox.netns, host, port, timeout
-            )
-        headers = [("Host", f"{host}:{port}"), ("User-Agent", "kube-probe/1.32"), ("Accept", "*/*")]
-        headers += [(h["name"], h.get("value", "")) for h in spec.get("httpHeaders") or []]
-        try:
-            up = await loop.run_in_executor(
-                self.cluster.net.pool,
-                exchange,
-                sandbox.netns,
-                host,
-                port,
-                str(spec.get("scheme", "HTTP")).lower(),
-                "GET",
-                spec.get("path") or "/",
-                headers,
-                b"",
-                timeout,
-            )
-        except DialError:
-            return False
-        return 200 <= up.status < 400
-
-    def resolve_env(self, rt: PodRuntime, c: Obj) -> dict[str, str]:
-        """`makeEnvironmentVariables`: envFrom first, then env (overrides), `$(VAR)` expansion."""
-        ns = rt.namespace
-        env: dict[str, str] = {}
-        for ef in c.get("envFrom") or []:
-            prefix = ef.get("prefix", "")
-            for kind, ref_key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
-                if ref_key not in ef:
-                    continue
-                ref = ef[ref_key]
-                obj = self.cache.get(kind, ns, ref.get("name", ""))
-                if obj is None:
-                    if ref.get("optional"):
-                        continue
-                    raise ConfigError(f'{kind.lower()} "{ref.get("name", "")}" not found')
-                for k, v in object_data(obj, env=True).items():
-                    if ENV_NAME.match(prefix + k):
-                        env[prefix + k] = v.decode(errors="replace")
-        for e in c.get("env") or []:
-            name = e["name"]
-            if "valueFrom" not in e:
-                env[name] = expand(e.get("value", ""), env)
-                continue
-            vf = e["valueFrom"]
-            if "fieldRef" in vf:
-                env[name] = field_value(rt.pod, vf["fieldRef"].get("fieldPath", ""))
-                continue
-            if "resourceFieldRef" in vf:
-                env[name] = "0"
-                continue
-            for kind, ref_key in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
-                if ref_key not in vf:
-                    continue
-                ref = vf[ref_key]
-                obj = self.cache.get(kind, ns, ref.get("name", ""))
-                if obj is None:
-                    if ref.get("optional"):
-                        break
-                    raise ConfigError(f'{kind.lower()} "{ref.get("name", "")}" not found')
-                data = object_data(obj, env=True)
-                if ref.get("key") not in data:
-                    if ref.get("optional"):
-                        break
-                    raise ConfigError(f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}")
-                env[name] = data[ref["key"]].decode(errors="replace")
-        return env
 
     async def _launch(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]) -> None:
         full_env = {
@@ -686,7 +348,7 @@ class Kubelet:
                     if d is None:
                         continue
                     with contextlib.suppress(MountError):
-                        files = self.volume_files(rt.pod, v)
+                        files = volume_files(self.cache, rt.pod, v)
                         if files is not None:
                             atomic_write(d, files)
 
@@ -696,7 +358,7 @@ class Kubelet:
                 d = rt.volumes.get(v["name"])
                 if d is not None:
                     with contextlib.suppress(MountError):
-                        files = self.volume_files(rt.pod, v)
+                        files = volume_files(self.cache, rt.pod, v)
                         if files is not None:
                             atomic_write(d, files)
 
@@ -800,111 +462,3 @@ class Kubelet:
             status.setdefault("qosClass", "BestEffort")
 
         self.cluster.store.mutate(PODS, rt.namespace, rt.name, apply, status=True)
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def expand(s: str, env: dict[str, str]) -> str:
-    """Kubernetes `$(VAR)` expansion; `$$` escapes, unknown references stay as written."""
-    out = []
-    i = 0
-    while i < len(s):
-        if s.startswith("$$", i):
-            out.append("$")
-            i += 2
-        elif s.startswith("$(", i):
-            j = s.find(")", i + 2)
-            if j == -1:
-                out.append(s[i:])
-                break
-            name = s[i + 2 : j]
-            out.append(env[name] if name in env else s[i : j + 1])
-            i = j + 1
-        else:
-            out.append(s[i])
-            i += 1
-    return "".join(out)
-
-
-def field_value(pod: Obj, path: str) -> str:
-    meta, spec, st = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
-    m = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
-    if m:
-        return (meta.get(m.group(1)) or {}).get(m.group(2), "")
-    return {
-        "metadata.name": meta.get("name", ""),
-        "metadata.namespace": meta.get("namespace", ""),
-        "metadata.uid": meta.get("uid", ""),
-        "spec.nodeName": spec.get("nodeName", ""),
-        "spec.serviceAccountName": spec.get("serviceAccountName", "default"),
-        "status.podIP": st.get("podIP", ""),
-        "status.hostIP": st.get("hostIP", ""),
-    }.get(path, "")
-
-
-def resolve_binary(name: str, root: str, path: str) -> str | None:
-    """Find an executable as execve + PATH lookup would, inside `root` (a container's /proc/PID/root)."""
-    if "/" in name:
-        p = os.path.join(root, name.lstrip("/"))
-        return name if os.path.isfile(p) and os.access(p, os.X_OK) else None
-    for d in path.split(":"):
-        if not d:
-            continue
-        p = os.path.join(root, d.lstrip("/"), name)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return os.path.join(d, name)
-    return None
-
-
-_TS = 0
-
-
-def atomic_write(d: Path, files: dict[str, tuple[bytes, int]]) -> bool:
-    """The kubelet's AtomicWriter: a timestamped dir, `..data` symlink swap, top-level symlinks."""
-    global _TS
-    data_link = d / "..data"
-    if data_link.exists():
-        cur = d / os.readlink(data_link)
-        if _read_tree(cur) == {k: v[0] for k, v in files.items()} and all(
-            (cur / k).stat().st_mode & 0o777 == m for k, (_, m) in files.items()
-        ):
-            return False
-    else:
-        cur = None
-    _TS += 1
-    ts = dt.datetime.now(dt.UTC).strftime("..%Y_%m_%d_%H_%M_%S.") + f"{os.getpid()}{_TS:06d}"
-    new = d / ts
-    new.mkdir()
-    for rel, (content, mode) in files.items():
-        p = new / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content)
-        os.chmod(p, mode)
-    tmp = d / "..data_tmp"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    os.symlink(ts, tmp)
-    os.rename(tmp, data_link)
-    tops = {rel.split("/")[0] for rel in files}
-    for entry in os.listdir(d):
-        if entry.startswith(".."):
-            continue
-        if entry not in tops:
-            (d / entry).unlink()
-    for t in tops:
-        link = d / t
-        if not link.is_symlink():
-            os.symlink(f"..data/{t}", link)
-    if cur is not None:
-        shutil.rmtree(cur, ignore_errors=True)
-    return True
-
-
-def _read_tree(root: Path) -> dict[str, bytes]:
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for n in names:
-            p = Path(dirpath) / n
-            out[str(p.relative_to(root))] = p.read_bytes()
-    return out

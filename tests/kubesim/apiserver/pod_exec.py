@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from .api import pick_container
-from .errors import ApiError
-from .kubelet import DEFAULT_PATH, resolve_binary, shell_less
-from .resources import BY_PATH
+from ..node.containers import DEFAULT_PATH, resolve_binary, shell_less
+from ..storage.errors import ApiError
+from ..storage.resources import BY_PATH
+from .pod_log import pick_container
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")

@@ -1,4 +1,5 @@
-"""Deployment, ReplicaSet, scheduler and garbage-collector controllers, event driven."""
+"""The Deployment controller: ReplicaSets per pod-template hash, RollingUpdate and Recreate,
+revision history, and the Available/Progressing conditions with the progress deadline."""
 
 from __future__ import annotations
 
@@ -9,23 +10,17 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from .patch import labels_match, selector_from_match
-from .resources import BY_PATH
-from .store import Event, Obj, now_rfc3339
-from .workloads import Workloads, node_fits
+from ..storage.resources import BY_PATH
+from ..storage.store import Obj, now_rfc3339
+from .podutil import SAFE, controller_ref, has_owner_ref, parse_time
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
-NODES = BY_PATH[("", "nodes")]
 RS = BY_PATH[("apps", "replicasets")]
 DEPLOY = BY_PATH[("apps", "deployments")]
-STS = BY_PATH[("apps", "statefulsets")]
-DS = BY_PATH[("apps", "daemonsets")]
-REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 REV = "deployment.kubernetes.io/revision"
-SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def template_hash(template: Obj) -> str:
@@ -37,35 +32,6 @@ def template_hash(template: Obj) -> str:
         out += SAFE[n % len(SAFE)]
         n //= len(SAFE)
     return out
-
-
-def owned_by(obj: Obj, owner: Obj) -> bool:
-    return any(r.get("uid") == owner["metadata"]["uid"] for r in obj["metadata"].get("ownerReferences") or [])
-
-
-def owner_ref(owner: Obj) -> dict[str, Any]:
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def is_active(pod: Obj) -> bool:
-    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in (
-        "Succeeded",
-        "Failed",
-    )
-
-
-def is_ready(pod: Obj) -> bool:
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (pod.get("status") or {}).get("conditions") or []
-    )
 
 
 def int_or_percent(v: Any, total: int, *, round_up: bool) -> int:
@@ -82,222 +48,23 @@ def _rev(rs: Obj) -> int:
         return 0
 
 
-def _parse(ts: str) -> dt.datetime:
-    return dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
-
-
-class Controllers:
-    def __init__(self, cluster: Cluster) -> None:
+class DeploymentController:
+    def __init__(self, cluster: Cluster, frozen: set[tuple[str, str]]) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self.rng = cluster.rng
-        self.pending: set[tuple[str, str, str]] = set()
         # deployments the controller leaves alone (benchmarks set their status by hand)
-        self.frozen: set[tuple[str, str]] = set()
+        self.frozen = frozen
         # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
         self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
-        self.workloads = Workloads(self)  # StatefulSets and DaemonSets
-        self.store.hooks.append(self._on_event)
 
-    # -- triggers ------------------------------------------------------------
-    def _on_event(self, ev: Event) -> None:
-        kind = ev.res.kind
-        meta = ev.obj["metadata"]
-        ns = ev.namespace
-        if kind in ("Deployment", "StatefulSet", "DaemonSet"):
-            self.pending.add((kind, ns, meta["name"]))
-        elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
-            if kind == "ReplicaSet" and ev.type != "DELETED":
-                self.pending.add(("ReplicaSet", ns, meta["name"]))
-            for ref in meta.get("ownerReferences") or []:
-                if ref.get("controller"):
-                    self.pending.add((ref["kind"], ns, ref["name"]))
-            if (
-                kind == "Pod"
-                and ev.type != "DELETED"
-                and not ev.obj["spec"].get("nodeName")
-                and not meta.get("deletionTimestamp")
-            ):
-                self.pending.add(("Schedule", ns, meta["name"]))
-        elif kind == "Node":
-            for d in self.store.list(DS):
-                self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
-            for p in self.store.list(PODS):
-                if not p["spec"].get("nodeName"):
-                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
-        if ev.type == "DELETED":
-            self._collect_garbage(ev.obj)
-        self.cluster.wake()
-
-    def tick(self) -> None:
-        """Periodic resync: progress deadlines and availability depend on the clock."""
-        for res in (DEPLOY, STS, DS):
-            for d in self.store.list(res):
-                self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
-
-    def run_pending(self) -> bool:
-        worked = False
-        while self.pending:
-            kind, ns, name = self.pending.pop()
-            worked = True
-            if kind == "Deployment":
-                self.reconcile_deployment(ns, name)
-            elif kind == "ReplicaSet":
-                self.reconcile_replicaset(ns, name)
-            elif kind == "StatefulSet":
-                self.workloads.reconcile_statefulset(ns, name)
-            elif kind == "DaemonSet":
-                self.workloads.reconcile_daemonset(ns, name)
-            elif kind == "Schedule":
-                self.schedule(ns, name)
-        return worked
-
-    # -- garbage collection -----------------------------------------------------
-    def _collect_garbage(self, owner: Obj) -> None:
-        uid = owner["metadata"]["uid"]
-        for res in (RS, REVISIONS, PODS):
-            for o in self.store.list(res, owner["metadata"].get("namespace")):
-                if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
-                    self.cluster.delete_object(
-                        res,
-                        o["metadata"]["namespace"],
-                        o["metadata"]["name"],
-                        grace=None,
-                        propagation="Background",
-                    )
-
-    # -- scheduler --------------------------------------------------------------
-    def schedule(self, ns: str, name: str) -> None:
-        pod = self.store.find(PODS, ns, name)
-        if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
-            return
-        # nodeSelector, required node affinity (a DaemonSet pod's matchFields pin), cordons, taints
-        nodes = [n for n in self.store.list(NODES) if node_fits(pod["spec"], n)]
-        if not nodes:
-
-            def unsched(p: Obj) -> None:
-                conds = [c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"]
-                conds.append(
-                    {
-                        "type": "PodScheduled",
-                        "status": "False",
-                        "reason": "Unschedulable",
-                        "message": f"0/{len(self.store.list(NODES))} nodes are available: no node matches.",
-                        "lastTransitionTime": now_rfc3339(),
-                    }
-                )
-                p["status"]["conditions"] = conds
-
-            self.store.mutate(PODS, ns, name, unsched, status=True)
-            return
-        load = {n["metadata"]["name"]: 0 for n in nodes}
-        for p in self.store.list(PODS):
-            node = p["spec"].get("nodeName")
-            if node in load and is_active(p):
-                load[node] += 1
-        target = min(load, key=lambda n: (load[n], n))
-
-        def bind(p: Obj) -> None:
-            p["spec"]["nodeName"] = target
-            p.setdefault("status", {})
-            p["status"]["conditions"] = [
-                {
-                    "type": "PodScheduled",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now_rfc3339(),
-                }
-            ]
-
-        # Binding writes spec.nodeName, which only the binding subresource may; do it as the apiserver would.
-        cur = copy.deepcopy(pod)
-        bind(cur)
-        self.store.update(PODS, ns, cur, subresource="")
-        self.store.mutate(
-            PODS,
-            ns,
-            name,
-            lambda p: p["status"].update(conditions=cur["status"]["conditions"]),
-            status=True,
-        )
-
-    # -- replicaset ---------------------------------------------------------------
-    def reconcile_replicaset(self, ns: str, name: str) -> None:
-        rs = self.store.find(RS, ns, name)
-        if rs is None or rs["metadata"].get("deletionTimestamp"):
-            return
-        pods = [p for p in self.store.list(PODS, ns) if owned_by(p, rs)]
-        active = [p for p in pods if is_active(p)]
-        want = int(rs["spec"].get("replicas", 1))
-        if len(active) < want:
-            for _ in range(want - len(active)):
-                self._create_pod(rs)
-        elif len(active) > want:
-
-            def rank(p: Obj) -> tuple[int, int, int, str]:
-                return (
-                    0 if not p["spec"].get("nodeName") else 1,
-                    0 if (p.get("status") or {}).get("phase") == "Pending" else 1,
-                    0 if not is_ready(p) else 1,
-                    # newest first
-                    "".join(chr(255 - ord(c)) for c in p["metadata"]["creationTimestamp"]),
-                )
-
-            for p in sorted(active, key=rank)[: len(active) - want]:
-                self.cluster.delete_object(
-                    PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
-                )
-        active = [p for p in self.store.list(PODS, ns) if owned_by(p, rs) and is_active(p)]
-        ready = [p for p in active if is_ready(p)]
-        min_ready = int(rs["spec"].get("minReadySeconds", 0))
-        now = dt.datetime.now(dt.UTC)
-        available = [p for p in ready if min_ready == 0 or self._ready_since(p, now) >= min_ready]
-        status = {
-            "replicas": len(active),
-            "fullyLabeledReplicas": len(active),
-            "readyReplicas": len(ready),
-            "availableReplicas": len(available),
-            "observedGeneration": rs["metadata"].get("generation", 1),
-        }
-        status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
-        self.store.mutate(RS, ns, name, lambda o: o.__setitem__("status", status), status=True)
-
-    @staticmethod
-    def _ready_since(p: Obj, now: dt.datetime) -> float:
-        for c in (p.get("status") or {}).get("conditions") or []:
-            if c.get("type") == "Ready" and c.get("lastTransitionTime"):
-                return (now - _parse(c["lastTransitionTime"])).total_seconds()
-        return 0.0
-
-    def _create_pod(self, rs: Obj) -> None:
-        tpl = copy.deepcopy(rs["spec"]["template"])
-        meta = tpl.setdefault("metadata", {})
-        suffix = "".join(self.rng.choice(SAFE) for _ in range(5))
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{rs['metadata']['name']}-{suffix}",
-                "labels": meta.get("labels") or {},
-                "annotations": meta.get("annotations") or {},
-                "ownerReferences": [owner_ref(rs)],
-            },
-            "spec": tpl.get("spec") or {},
-            "status": {"phase": "Pending", "qosClass": "BestEffort"},
-        }
-        if not pod["metadata"]["annotations"]:
-            del pod["metadata"]["annotations"]
-        self.store.create(PODS, rs["metadata"]["namespace"], pod)
-
-    # -- deployment ---------------------------------------------------------------
-    def reconcile_deployment(self, ns: str, name: str) -> None:
+    def reconcile(self, ns: str, name: str) -> None:
         d = self.store.find(DEPLOY, ns, name)
         if d is None or d["metadata"].get("deletionTimestamp") or (ns, name) in self.frozen:
             return
         spec = d["spec"]
         tpl = copy.deepcopy(spec["template"])
         h = template_hash(tpl)
-        rss = [rs for rs in self.store.list(RS, ns) if owned_by(rs, d)]
+        rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
         new = next(
             (rs for rs in rss if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h),
             None,
@@ -356,7 +123,7 @@ class Controllers:
                     "deployment.kubernetes.io/desired-replicas": str(d["spec"].get("replicas", 1)),
                     "deployment.kubernetes.io/max-replicas": str(d["spec"].get("replicas", 1)),
                 },
-                "ownerReferences": [owner_ref(d)],
+                "ownerReferences": [controller_ref(d)],
             },
             "spec": {
                 "replicas": 0,
@@ -437,7 +204,7 @@ class Controllers:
         for r in olds:
             self._scale(r, 0)
         ns = d["metadata"]["namespace"]
-        old_pods = [p for p in self.store.list(PODS, ns) if any(owned_by(p, r) for r in olds)]
+        old_pods = [p for p in self.store.list(PODS, ns) if any(has_owner_ref(p, r) for r in olds)]
         if old_pods:
             return
         self._scale(new, replicas)
@@ -465,7 +232,7 @@ class Controllers:
         self, d: Obj, new: Obj | None, replicas: int, strategy: Obj, *, created: bool, paused: bool
     ) -> None:
         ns, name = d["metadata"]["namespace"], d["metadata"]["name"]
-        rss = [rs for rs in self.store.list(RS, ns) if owned_by(rs, d)]
+        rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
         st = lambda r, k: int((r.get("status") or {}).get(k, 0))  # noqa: E731
         total = sum(st(r, "replicas") for r in rss)
         updated = st(new, "replicas") if new is not None else 0
@@ -565,7 +332,7 @@ class Controllers:
                 progress=True,
             )
         elif prog.get("reason") != "ProgressDeadlineExceeded" and deadline is not None:
-            last = _parse(prog.get("lastUpdateTime", now))
+            last = parse_time(prog.get("lastUpdateTime", now))
             if (dt.datetime.now(dt.UTC) - last).total_seconds() > int(deadline):
                 cond(
                     "Progressing",
@@ -584,8 +351,3 @@ class Controllers:
         }
         status = {k: v for k, v in status.items() if v or k in ("observedGeneration", "conditions")}
         self.store.mutate(DEPLOY, ns, name, lambda o: o.__setitem__("status", status), status=True)
-
-
-def pods_of(selector: Obj, pods: list[Obj]) -> list[Obj]:
-    reqs = selector_from_match(selector)
-    return [p for p in pods if labels_match(p["metadata"].get("labels") or {}, reqs)]

@@ -1,12 +1,20 @@
-"""Bearer tokens and a small RBAC: static rules per user, or real Role/RoleBinding objects."""
+"""Bearer tokens and a small RBAC: static rules per user, or real Role/RoleBinding objects; the
+request key the authenticated user is kept under."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from ..storage.resources import BY_PATH
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..storage.store import Store
+
+# the authenticated user of a request (set by the API server's middleware)
+USER: web.RequestKey[Any] = web.RequestKey("user", object)
 
 
 @dataclass(frozen=True)
@@ -77,8 +85,6 @@ class Authorizer:
     def _rbac_objects(
         self, user: User, verb: str, group: str, resource: str, namespace: str, name: str
     ) -> bool:
-        from .resources import BY_PATH
-
         if not namespace:
             return False
         roles = BY_PATH[("rbac.authorization.k8s.io", "roles")]

@@ -7,7 +7,7 @@ import hashlib
 import json
 from typing import Any
 
-from .resources import RESOURCES
+from ..storage.resources import RESOURCES
 
 
 def _gv_path(group: str, version: str) -> str:

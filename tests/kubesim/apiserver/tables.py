@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from .resources import Resource
+from ..storage.resources import Resource
 
 Obj = dict[str, Any]
 
