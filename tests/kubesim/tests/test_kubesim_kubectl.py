@@ -10,7 +10,7 @@ from tests.conftest import Kubectl
 from tests.helpers import cache_keepers
 from tests.kubesim import Cluster
 
-MANIFESTS = Path(__file__).parent / "manifests"
+MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"  # tests/manifests
 
 
 def md5(s: str) -> str:
