@@ -6,9 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from tests.conftest import Kubectl
-from tests.helpers import cache_keepers
 from tests.kubesim import Cluster
+from tests.support.helpers import cache_keepers
+from tests.support.kubectl import Kubectl
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"  # tests/manifests
 

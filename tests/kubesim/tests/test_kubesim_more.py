@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import websocket
 
-from tests.conftest import KUBECTL, Kubectl
-from tests.helpers import REPO, deployment, secret
 from tests.kubesim import Cluster
+from tests.support.helpers import REPO, deployment, secret
+from tests.support.kubectl import KUBECTL, Kubectl
 
 
 def pod_named(cluster: Cluster, prefix: str) -> dict[str, object]:

@@ -16,9 +16,9 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from tests.conftest import Kubectl
-from tests.helpers import deployment, http_app_container, http_app_deployment, secret, service
 from tests.kubesim import Cluster, Rule
+from tests.support.helpers import deployment, http_app_container, http_app_deployment, secret, service
+from tests.support.kubectl import Kubectl
 
 PROXY = "/api/v1/namespaces/default/pods/{pod}/proxy{path}"
 SVC_PROXY = "/api/v1/namespaces/default/services/{svc}/proxy{path}"

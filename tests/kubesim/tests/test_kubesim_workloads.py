@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 from kubernetes import client, config, watch
 
-from tests.conftest import Kubectl
-from tests.helpers import configmap, daemonset, statefulset
 from tests.kubesim import Cluster
+from tests.support.helpers import configmap, daemonset, statefulset
+from tests.support.kubectl import Kubectl
 
 HASH = "controller-revision-hash"
 

@@ -1,10 +1,10 @@
-"""The five core scenarios as reusable setups, for the fault suite (`tests/test_faults.py`) and
+"""The five core scenarios as reusable setups, for the fault suite (`tests/e2e/test_faults.py`) and
 its full-size run (`bench/faults.py`, `make faults`).
 
 Each builds its state through kubesim's own object helpers (no HTTP, so injected faults never hit
 the setup), waits until the rollout is complete, and returns the rollout-verify arguments. The
-expected verdicts are those of the fault-free end-to-end tests (`tests/test_verify_e2e.py`,
-`tests/test_from_spec_e2e.py`).
+expected verdicts are those of the fault-free end-to-end tests (`tests/e2e/test_verify_e2e.py`,
+`tests/e2e/test_from_spec_e2e.py`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import cache_keepers, configmap, deployment, run_verify, secret
 
-MANIFESTS = Path(__file__).parent / "manifests"
+MANIFESTS = Path(__file__).parent.parent / "manifests"
 PLANTED = "s3cr3t-planted-faults-5e21"
 FAULT_RATE = 0.2
 

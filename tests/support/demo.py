@@ -10,8 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.helpers import REPO, daemonset, http_app_deployment, secret, service
 from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import REPO, daemonset, http_app_deployment, secret, service
 
 CONFIG = """\
 targets:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import REPO
+from tests.support.helpers import REPO
 from verify import docs
 from verify.config import Settings, build_parser, env_var, pipeline_input
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import KUBECTL, Kubectl
-from tests.helpers import REPO, daemonset, deployment, run_verify, secret, statefulset
 from tests.kubesim import Cluster
+from tests.support.helpers import REPO, daemonset, deployment, run_verify, secret, statefulset
+from tests.support.kubectl import KUBECTL, Kubectl
 
 PLANTED = "s3cr3t-workloads-planted-5d2a"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import xmlschema
 
-from tests.helpers import REPO, configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster
+from tests.support.helpers import REPO, configmap, deployment, run_verify, secret
 from tests.unit.test_github import parse_github_output
 
 SCHEMA = xmlschema.XMLSchema(REPO / "tests" / "schemas" / "junit.xsd")

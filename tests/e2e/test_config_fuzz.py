@@ -19,8 +19,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import run_verify
 from tests.kubesim import Cluster
+from tests.support.helpers import run_verify
 from verify import cli
 from verify.config import _FLAGS, env_var
 

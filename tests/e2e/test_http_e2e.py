@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.conftest import Kubectl
-from tests.helpers import configmap, http_app_deployment, run_verify, secret, service
 from tests.kubesim import Cluster, Rule
+from tests.support.helpers import configmap, http_app_deployment, run_verify, secret, service
+from tests.support.kubectl import Kubectl
 
 PLANTED = "s3cr3t-http-planted-77b0"
 

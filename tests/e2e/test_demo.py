@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.helpers import REPO
+from tests.support.helpers import REPO
 
 
 def test_demo_finds_the_stale_pod_restarts_once_and_passes() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.demo"], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tests.support.demo"], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text

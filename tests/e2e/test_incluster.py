@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, deployment, seen
 from tests.kubesim import Cluster
+from tests.support.helpers import REPO, deployment, seen
 
 SA = "/var/run/secrets/kubernetes.io/serviceaccount"
 

@@ -18,7 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.helpers import REPO
+from tests.support.helpers import REPO
 from tools.lockfile import runtime_closure
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()

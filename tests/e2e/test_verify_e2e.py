@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl
-from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster, Fault, Rule
+from tests.support.helpers import cache_keepers, configmap, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
 
-MANIFESTS = Path(__file__).parent / "manifests"
+MANIFESTS = Path(__file__).parent.parent / "manifests"
 PLANTED = "s3cr3t-planted-value-41f7"
 
 

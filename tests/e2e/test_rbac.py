@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl
-from tests.helpers import REPO, Outcome, configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster
+from tests.support.helpers import REPO, Outcome, configmap, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
 
 RBAC = REPO / "examples" / "rbac.yaml"
 SA = "system:serviceaccount:default:rollout-verify"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import deployment, run_verify
 from tests.kubesim import Cluster, Fault
-from tests.scenarios import FAULT_RATE, SCENARIOS, Scenario, run_on
+from tests.support.helpers import deployment, run_verify
+from tests.support.scenarios import FAULT_RATE, SCENARIOS, Scenario, run_on
 
 SEEDS_IN_MAKE_TEST = (8, 18)  # both inject faults into every scenario (see make faults)
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl
-from tests.helpers import cache_keepers, configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import cache_keepers, configmap, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
 
-MANIFESTS = Path(__file__).parent / "manifests"
+MANIFESTS = Path(__file__).parent.parent / "manifests"
 PLANTED = "planted-S3CRET-value-9c1d"
 
 

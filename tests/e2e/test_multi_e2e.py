@@ -8,9 +8,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.conftest import Kubectl
-from tests.helpers import configmap, deployment, run_verify, secret
 from tests.kubesim import Cluster, Fault, Rule
+from tests.support.helpers import configmap, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
 
 PLANTED = "s3cr3t-multi-planted-9c1e"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # the test HTTP app; containers see it at the same path through their overlay of the host root
 CONFIGAPP = REPO / "tests" / "kubesim" / "apps" / "configapp.py"
 
