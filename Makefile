@@ -22,7 +22,7 @@ lint: venv
 	$(BIN)/shellcheck verify/flow/probe/probe.sh
 
 demo: venv
-	$(BIN)/python -m tests.demo
+	$(BIN)/python -m tests.support.demo
 
 bench: venv
 	$(BIN)/python -m compileall -q verify  # as installed: an editable install compiles nothing

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.scenarios import BY_NAME, FAULT_RATE, SCENARIOS, Run, Scenario, run_fresh
+from tests.support.scenarios import BY_NAME, FAULT_RATE, SCENARIOS, Run, Scenario, run_fresh
 
 KINDS = ("500", "503", "429", "reset")
 SHOWN = (*KINDS, "403")

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import REPO, configmap, deployment
-from tests.kubesim.cluster import Cluster, Knobs
+from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import REPO, configmap, deployment
 
 KUBECTL = "/usr/bin/kubectl"
 LAST_CPU = [0.0]

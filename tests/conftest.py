@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests import helpers
-from tests.kubesim.cluster import Cluster, Knobs
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+from tests.kubesim import Cluster, Knobs
+from tests.support import helpers
+from tests.support.kubectl import KUBECTL, Kubectl
 
 
 def _cluster_secrets(cluster: Cluster) -> set[str]:
@@ -65,31 +61,6 @@ def cluster(knobs: Knobs, tmp_path: Path) -> Iterator[Cluster]:
 @pytest.fixture
 def kubeconfig(cluster: Cluster, tmp_path: Path) -> str:
     return cluster.write_kubeconfig(tmp_path / "admin.kubeconfig")
-
-
-class Kubectl:
-    def __init__(self, kubeconfig: str, cache: Path) -> None:
-        self.kubeconfig = kubeconfig
-        self.cache = cache
-
-    def run(
-        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
-    ) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": str(self.cache)}
-        proc = subprocess.run(
-            [KUBECTL, "--cache-dir", str(self.cache / "cache"), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            input=input,
-            timeout=timeout,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-        return proc
-
-    def __call__(self, *args: str, **kw: object) -> str:
-        return self.run(*args, **kw).stdout  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import signal
 import sys
 import threading
 
-from .cluster import Cluster, Knobs
+from .cluster import Cluster
+from .knobs import Knobs
 
 
 def main(argv: list[str] | None = None) -> int:

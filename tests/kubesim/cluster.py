@@ -5,6 +5,7 @@ for reading counters."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import datetime as dt
@@ -20,98 +21,29 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import web
 
-from .api import ApiServer
-from .auth import Authorizer, Rule, User
-from .controllers import Controllers
-from .errors import ApiError
-from .kubelet import ContainerRuntime, Kubelet
-from .network import PodNetwork, pod_cidr
-from .resources import BY_KIND, BY_PATH, Resource
-from .store import Obj, Store, now_rfc3339
+from .apiserver.admission import prepare
+from .apiserver.auth import Authorizer, Rule, User
+from .apiserver.server import ApiServer
+from .apiserver.services import admit_service, install_default_service
+from .controllers.endpoints import EndpointsController
+from .controllers.manager import Controllers
+from .knobs import Fault, Knobs, Requests
+from .node.containers import ContainerRuntime
+from .node.kubelet import Kubelet
+from .node.sandbox import pod_cidr
+from .storage.errors import ApiError
+from .storage.resources import BY_KIND, BY_PATH, Resource
+from .storage.store import Obj, Store, now_rfc3339
 
 T = TypeVar("T")
 PODS = BY_PATH[("", "pods")]
 NODES = BY_PATH[("", "nodes")]
 NAMESPACES = BY_PATH[("", "namespaces")]
-
-
-@dataclass
-class Knobs:
-    api_latency: float = 0.0
-    # An exec's round trip: nothing reaches the client before it has passed. The command runs
-    # within it (as on a real node, where the round trip and the command overlap from the
-    # client's side), or only after it with `exec_command_after_latency` (the bench shows both:
-    # here the command's CPU is the client's own machine's).
-    exec_latency: float = 0.0
-    exec_command_after_latency: bool = False
-    pod_start_delay: float = 0.0
-    sync_period: float = 60.0  # kubelet configMap/secret volume refresh
-    bookmark_interval: float = 1.0
-    watch_drop_after: int | None = None  # abort the next watch stream after N events
-    # Seeded random faults on every API request (REST, watches and exec upgrades alike): each
-    # request is answered with one of `fault_mix` instead of being served with probability
-    # `fault_rate`. The draw hashes (seed, method, path, how often that path was asked), so the
-    # same request sequence meets the same faults whatever the thread interleaving.
-    # Kinds: "500", "503", "429" (Retry-After: 1), "reset" (connection aborted), "403" (the
-    # warming-up apiserver's `... is forbidden: not yet ready to handle request`).
-    fault_rate: float = 0.0
-    fault_seed: int = 0
-    fault_mix: tuple[str, ...] = ("500", "503", "429", "reset")
-    exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
-    # pods whose next exec finds its container not running (a crash between list and exec): the
-    # kubelet refuses it as it does any container that is not running
-    exec_not_running: set[str] = field(default_factory=set)
-    # pods whose exec requests are held without any answer, not even the upgrade (a kubelet that
-    # accepted the stream and wedged)
-    exec_hang_upgrade: set[str] = field(default_factory=set)
-    # pods force-deleted (grace 0, as `kubectl delete --force`) while their next exec runs
-    delete_during_exec: set[str] = field(default_factory=set)
-    # pods force-deleted as their next pods/proxy request arrives
-    delete_during_proxy: set[str] = field(default_factory=set)
-    # Kubernetes 1.35's AuthorizePodWebsocketUpgradeCreatePermission (on by default there): a
-    # WebSocket exec, authorised as `get pods/exec`, also needs `create pods/exec`. On here, so
-    # tests meet both denials; off is what clusters before 1.35 do
-    websocket_exec_needs_create: bool = True
-    # a mutating admission webhook (a policy engine) stamping every Deployment template written
-    # through the API: the stored template is never exactly the one the client sent
-    mutating_webhook: bool = False
-    crashloop_backoff_max: float = 5.0
-    bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
-    crash_image_markers: tuple[str, ...] = ("crashloop",)
-    proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
-
-
-@dataclass
-class Fault:
-    # "status" | "reset" (dropped unserved) | "reset-after" (served, then dropped before the
-    # answer) | "expired" (a watch answered with the 410 ERROR event) | "watch-error" (a watch
-    # answered with an ERROR event of `status`, as etcd's leader change sends 500)
-    kind: str
-    status: int = 500
-    retry_after: int = 1
-    match: str = ""  # regex on "VERB resource" (e.g. "list pods") or the path
-    method: str = ""
-    times: int = 1
-    message: str = ""  # the Status message instead of the code's usual one
-
-
-@dataclass
-class Requests:
-    """Request counts by (verb, resource[/sub]), e.g. ("create", "pods/exec")."""
-
-    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
-
-    def __getitem__(self, key: tuple[str, str]) -> int:
-        return self.counts[key]
-
-    def total(self) -> int:
-        return sum(self.counts.values())
 
 
 class Cluster:
@@ -142,7 +74,11 @@ class Cluster:
         self.peak_in_flight = 0
         self.kubelets: dict[str, Kubelet] = {}
         self.controllers = Controllers(self)
-        self.net = PodNetwork(self)
+        # dials into pods' network namespaces: pods/proxy, services/proxy, readiness probes
+        self.dial_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=32, thread_name_prefix="kubesim-proxy"
+        )
+        self.endpoints = EndpointsController(self)
         self.store.hooks.append(self._to_kubelets)
         self._n_nodes = nodes
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -194,7 +130,7 @@ class Cluster:
                 },
             )
             self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
-        self.net.install_default_service()
+        install_default_service(self.store)
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
@@ -276,7 +212,7 @@ class Cluster:
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*(k.shutdown() for k in self.kubelets.values()), return_exceptions=True)
-        self.net.shutdown()
+        self.dial_pool.shutdown(wait=False, cancel_futures=True)
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -418,9 +354,7 @@ class Cluster:
 
     def set_deployment_status(self, name: str, status: dict[str, Any], namespace: str = "default") -> float:
         """Write a Deployment's status (as its controller would); returns the monotonic write time."""
-        from .resources import BY_PATH as _BP
-
-        res = _BP[("apps", "deployments")]
+        res = BY_PATH[("apps", "deployments")]
 
         def do() -> float:
             self.store.mutate(res, namespace, name, lambda o: o.__setitem__("status", status), status=True)
@@ -440,15 +374,13 @@ class Cluster:
         ns = obj.get("metadata", {}).get("namespace", "default") if res.namespaced else ""
 
         def do() -> Obj:
-            from .api import ApiServer as _A
-
             body = copy.deepcopy(obj)
-            _A._prepare(None, res, body)  # type: ignore[arg-type]
+            prepare(res, body)
             if res.kind == "Pod":
                 body.setdefault("status", {"phase": "Pending"})
             cur = self.store.find(res, ns, body["metadata"]["name"])
             if res.kind == "Service":
-                self.net.admit_service(body, cur)
+                admit_service(self.store, body, cur)
             if cur is None:
                 return self.store.create(res, ns, body)
             body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]

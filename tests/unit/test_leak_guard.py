@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from tests.helpers import kubeconfig_tokens, leaks
+from tests.support.helpers import kubeconfig_tokens, leaks
 
 SECRET = "planted-guard-value-0b1e"
 

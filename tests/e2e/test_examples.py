@@ -1,0 +1,175 @@
+"""action.yml, the Argo template and the GitLab component map every input to a real setting,
+every setting a user needs has an input in each, and every example names only real settings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support.helpers import REPO
+from verify import docs
+from verify.config.flags import build_parser
+from verify.config.naming import env_var, pipeline_input
+from verify.config.settings import Settings
+
+EXAMPLES = REPO / "examples"
+ENV_TO_FIELD = {env_var(name): name for name in Settings.model_fields}
+# Every setting is user-facing: each must be an input of the Action, the Argo template and the
+# GitLab component, under the same name (pipeline_input).
+USER_SETTINGS = set(Settings.model_fields)
+REQUIRED = {
+    "namespace", "deployment", "containers", "expect_env", "expect_file", "restart", "timeout",
+    "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",
+    "from_spec", "volume_grace", "kubeconfig_data",
+}  # fmt: skip
+GITLAB_ONLY = {"stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
+ARGO_ONLY = {"kubeconfig-secret"}  # the Secret VERIFY_KUBECONFIG_DATA is read from
+
+
+def load(path: Path) -> list[Any]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+
+
+def mapping(env: dict[str, str], pattern: str) -> dict[str, str]:
+    """input name -> setting, from VERIFY_X: <reference to exactly one input>."""
+    out: dict[str, str] = {}
+    for var, value in env.items():
+        m = re.fullmatch(pattern, str(value))
+        assert m, f"{var}={value!r} is not exactly one input reference"
+        assert var in ENV_TO_FIELD, f"{var} is not a setting's env var"
+        assert m.group(1) not in out, f"input {m.group(1)} is mapped twice"
+        out[m.group(1)] = ENV_TO_FIELD[var]
+    return out
+
+
+def check(inputs: set[str], mapped: dict[str, str], *, extra: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    for name, field in mapped.items():
+        assert name == pipeline_input(field), f"input {name} should be named {pipeline_input(field)}"
+    assert set(mapped) <= inputs, f"env refers to undeclared inputs {set(mapped) - inputs}"
+    assert inputs - set(mapped) <= extra, f"inputs mapped to no setting: {inputs - set(mapped) - extra}"
+    assert set(mapped.values()) == USER_SETTINGS, (
+        f"settings without an input: {USER_SETTINGS - set(mapped.values())}"
+    )
+
+
+def test_user_settings_include_everything_a_pipeline_needs() -> None:
+    assert REQUIRED <= USER_SETTINGS
+
+
+def test_action_inputs_map_one_to_one_to_settings() -> None:
+    (action,) = load(REPO / "action.yml")
+    assert action["runs"]["using"] == "docker" and action["runs"]["image"] == "Dockerfile"
+    mapped = mapping(action["runs"]["env"], r"\$\{\{ inputs\.([a-z0-9-]+) \}\}")
+    check(set(action["inputs"]), mapped)
+    # none is required: a step names its workloads by deployment, targets, selector or config
+    assert not any(i.get("required") for i in action["inputs"].values())
+    assert all(i.get("description") for i in action["inputs"].values())
+    assert set(action["outputs"]) >= {"result", "restarted", "failed-pods", "report-path"}
+
+
+def test_argo_parameters_map_one_to_one_to_settings() -> None:
+    (wft,) = load(EXAMPLES / "argo" / "workflowtemplate.yaml")
+    assert wft["kind"] == "WorkflowTemplate"
+    (tpl,) = [t for t in wft["spec"]["templates"] if t["name"] == "verify"]
+    assert tpl["serviceAccountName"] == "rollout-verify"
+    params = {p["name"] for p in tpl["inputs"]["parameters"]}
+    env: dict[str, str] = {}
+    for e in tpl["container"]["env"]:
+        if "value" in e:
+            env[e["name"]] = e["value"]
+        else:  # the kubeconfig comes from a Secret named by a parameter, never as a value
+            ref = e["valueFrom"]["secretKeyRef"]
+            assert e["name"] == env_var("kubeconfig_data") and ref["key"] == "kubeconfig"
+            assert ref["name"] == "{{inputs.parameters.kubeconfig-secret}}"
+    mapped = mapping(env, r"\{\{inputs\.parameters\.([a-z0-9-]+)\}\}")
+    mapped["kubeconfig"] = "kubeconfig_data"  # via kubeconfig-secret
+    check(params | {"kubeconfig"}, mapped, extra=ARGO_ONLY)
+    outdir = next(p["value"] for p in tpl["inputs"]["parameters"] if p["name"] == "output-dir")
+    assert outdir, "output-dir needs a default: the output parameters read files from it"
+    outputs = {p["name"]: p["valueFrom"]["path"] for p in tpl["outputs"]["parameters"]}
+    assert outputs == {
+        n: "{{inputs.parameters.output-dir}}/" + n
+        for n in ("result", "restarted", "failed-pods", "exit-code")
+    }
+    sc = tpl["securityContext"]
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0
+
+
+def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
+    header, jobs = load(EXAMPLES / "gitlab" / "templates" / "verify.yml")
+    inputs = set(header["spec"]["inputs"])
+    (job,) = jobs.values()
+    mapped = mapping(
+        {k: v for k, v in job["variables"].items() if k.startswith("VERIFY_")},
+        r"\$\[\[ inputs\.([a-z0-9-]+) \]\]",
+    )
+    check(inputs, mapped, extra=GITLAB_ONLY)
+    # no input is required: a job names its workloads by deployment, targets, selector or config
+    assert all("default" in spec for spec in header["spec"]["inputs"].values())
+    assert job["image"]["entrypoint"] == [""]
+    assert job["artifacts"]["reports"]["junit"] == "$[[ inputs.junit ]]"
+
+
+def test_gitlab_job_example_uses_the_image_shell_and_junit_report() -> None:
+    (ci,) = load(EXAMPLES / "gitlab" / ".gitlab-ci.yml")
+    job = ci["verify-rollout"]
+    assert job["image"]["entrypoint"] == [""]
+    assert job["artifacts"]["reports"]["junit"] == job["variables"]["VERIFY_JUNIT"]
+    assert job["artifacts"]["when"] == "always"
+
+
+def test_github_example_passes_only_real_action_inputs() -> None:
+    (action,) = load(REPO / "action.yml")
+    (wf,) = load(EXAMPLES / "github" / "verify.yml")
+    steps = [s for job in wf["jobs"].values() for s in job["steps"]]
+    (step,) = [s for s in steps if s.get("uses") == "./"]
+    assert set(step["with"]) <= set(action["inputs"])
+    assert "deployment" in step["with"] and "kubeconfig" in step["with"]
+    used = set(
+        re.findall(r"steps\.verify\.outputs\.([a-z-]+)", (EXAMPLES / "github" / "verify.yml").read_text())
+    )
+    assert used and used <= set(action["outputs"])
+
+
+EXAMPLE_FILES = sorted(
+    [
+        *EXAMPLES.rglob("*.yml"),
+        *EXAMPLES.rglob("*.yaml"),
+        *EXAMPLES.rglob(".gitlab-ci.yml"),
+        REPO / "action.yml",
+    ]
+)
+
+
+@pytest.mark.parametrize("path", sorted(set(EXAMPLE_FILES)), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_example_parses_and_names_only_real_settings(path: Path) -> None:
+    assert load(path), f"{path} is empty"
+    text = path.read_text()
+    for var in set(re.findall(r"\bVERIFY_[A-Z_]+\b", text)):
+        assert var in ENV_TO_FIELD, f"{path.name} names {var}, which is no setting"
+    flags = {opt for action in build_parser()._actions for opt in action.option_strings}
+    for flag in set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", text)):
+        if flag in {
+            "--name",
+            "--config",
+            "--type",
+            "--from-literal",
+            "--replicas",
+            "--image",
+            "--wait",
+            "--duration",
+        }:
+            continue  # kubectl/kind flags in the GitHub example
+        assert flag in flags, f"{path.name} names {flag}, which is no rollout-verify flag"
+
+
+def test_readme_settings_table_is_current() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert docs.START in readme and docs.END in readme
+    assert docs.render(readme=readme) == readme, "run: python -m verify.docs"
+    for name in USER_SETTINGS:
+        assert f"`{pipeline_input(name)}`" in readme

@@ -1,0 +1,376 @@
+"""rollout-verify end to end: the real CLI against kubesim over HTTPS and WebSocket."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.kubesim import Cluster, Fault, Rule
+from tests.support.helpers import cache_keepers, configmap, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
+
+MANIFESTS = Path(__file__).parent.parent / "manifests"
+PLANTED = "s3cr3t-planted-value-41f7"
+
+
+def patches(cluster: Cluster) -> int:
+    return cluster.requests[("patch", "deployments")]
+
+
+def test_healthy_rollout_with_env_and_file_passes_without_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n"}))
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=3,
+            env_from=[{"secretRef": {"name": "web-secrets"}}],
+            volumes=[{"name": "conf", "configMap": {"name": "web-config"}}],
+            mounts=[{"name": "conf", "mountPath": "/etc/web"}],
+        )
+    )
+    digest = hashlib.sha256(b"mode=prod\n").hexdigest()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "FEATURE_CREDENTIAL",
+        "--expect-env",
+        "DB_URL",
+        "--expect-file",
+        f"/etc/web/app.conf=sha256:{digest}",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["result"] == "passed" and out.report["restarted"] is False
+    pods = out.report["workloads"][0]["attempts"][0]["pods"]
+    assert len(pods) == 3 and {p["status"] for p in pods} == {"ok"}
+    checks = pods[0]["containers"][0]["checks"]
+    assert {(c["type"], c["target"], c["status"]) for c in checks} == {
+        ("env", "FEATURE_CREDENTIAL", "ok"),
+        ("env", "DB_URL", "ok"),
+        ("file", "/etc/web/app.conf", "ok"),
+    }
+    assert patches(cluster) == 0
+    assert cluster.requests[("create", "pods/exec")] == 3  # one exec per container
+    assert PLANTED not in out.everything
+
+
+def test_pod_started_before_secret_sync_is_detected_then_fixed_by_one_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
+    cluster.wait_rollout("web")
+    # The CSI driver syncs the key after the pods started; one pod is then replaced and sees it.
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
+    first = sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0]
+    kubectl("delete", "pod", first)
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["restarted"] is True
+    attempts = out.report["workloads"][0]["attempts"]
+    assert len(attempts) == 2
+    statuses = sorted(p["status"] for p in attempts[0]["pods"])
+    assert statuses == ["missing", "ok"]
+    assert {p["status"] for p in attempts[1]["pods"]} == {"ok"}
+    assert "lacks env FEATURE_CREDENTIAL" in out.stderr + out.stdout
+    assert patches(cluster) == 1
+    assert PLANTED not in out.everything
+
+
+def test_recreated_immutable_configmap_fails_after_exactly_one_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    kubectl("create", "-f", str(MANIFESTS / "cm-test.yaml"))
+    kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
+    cache_keepers(cluster, "testcm", ["node-1", "node-2", "node-3"])
+    kubectl("delete", "cm", "testcm")
+    kubectl(
+        "apply", "-f", "-", input=(MANIFESTS / "cm-test.yaml").read_text().replace("content7", "content8")
+    )
+    kubectl("rollout", "restart", "deployment", "cm-test")
+    kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
+    cluster.reset_counts()
+
+    out = run_verify(
+        "--deployment",
+        "cm-test",
+        "--expect-file",
+        "/cm/script.py=configmap:testcm/script.py",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert patches(cluster) == 1
+    assert out.report is not None and out.report["result"] == "failed" and out.report["restarted"] is True
+    last = out.report["workloads"][0]["attempts"][-1]
+    assert len(last["pods"]) == 7 and {p["status"] for p in last["pods"]} == {"mismatch"}
+    assert "file /cm/script.py differs from configmap testcm/script.py" in out.stdout
+    assert "(node-" in out.stdout
+
+
+def test_distroless_image_is_uninspectable_and_fails_without_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(
+        deployment("static", replicas=2, image="gcr.io/distroless/static:nonroot", command=["/server"])
+    )
+    out = run_verify(
+        "--deployment", "static", "--expect-env", "PORT", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 1, out.everything
+    assert patches(cluster) == 0
+    assert "no shell" in out.stdout
+    assert out.report is not None
+    pods = out.report["workloads"][0]["attempts"][0]["pods"]
+    assert {p["status"] for p in pods} == {"uninspectable"}
+
+
+def test_token_without_pods_exec_names_the_missing_rule_and_does_not_restart(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2))
+    token = cluster.add_user(
+        "system:serviceaccount:default:verifier",
+        [
+            Rule.of(["get", "list", "watch", "patch"], ["deployments", "replicasets"], "apps"),
+            Rule.of(["get", "list", "watch"], ["pods"]),
+        ],
+    )
+    kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
+    out = run_verify("--deployment", "web", "--expect-env", "HOME", kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 1, out.everything
+    assert "missing RBAC rule `get pods/exec`" in out.stdout  # the verb a WebSocket exec needs first
+    assert "system:serviceaccount:default:verifier" in out.stdout
+    assert patches(cluster) == 0
+
+
+def test_progress_deadline_exceeded_exits_4_with_the_pods_waiting_reasons(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(
+        deployment("broken", replicas=1, image="registry.local/doesnotexist:1", progressDeadlineSeconds=2)
+    )
+    out = run_verify("--deployment", "broken", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    assert "exceeded its progress deadline" in out.stdout
+    assert "ImagePullBackOff" in out.stdout or "ErrImagePull" in out.stdout
+    assert patches(cluster) == 0
+
+
+def test_timeout_while_waiting_exits_4(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    cluster.apply(deployment("slow", replicas=1, image="registry.local/doesnotexist:1"))
+    out = run_verify(
+        "--deployment",
+        "slow",
+        "--expect-env",
+        "X",
+        "--timeout",
+        "2s",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 4, out.everything
+    assert "timed out" in out.stdout
+
+
+def test_missing_deployment_exits_3(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    out = run_verify("--deployment", "nope", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    assert 'deployments.apps "nope" not found' in out.stdout
+    assert cluster.requests[("get", "deployments")] == 1  # 404 is never retried
+
+
+def test_bad_expect_file_exits_2_with_one_line_before_any_request(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment", "web", "--expect-file", "/cm/x=foo:bar", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--expect-file" in lines[0] and "VERIFY_EXPECT_FILE" in lines[0]
+    assert cluster.requests.total() == 0
+
+
+def test_restart_never_fails_on_first_mismatch(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=2))
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "FEATURE_CREDENTIAL",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1
+    assert patches(cluster) == 0
+    assert out.stdout.count("lacks env FEATURE_CREDENTIAL") == 2
+
+
+def test_env_contract_matches_flags(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
+    cluster.apply(
+        deployment("web", replicas=1, env=[{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+    )
+    out = run_verify(
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+        env={"VERIFY_DEPLOYMENT": "web", "VERIFY_EXPECT_ENV": "A,B", "VERIFY_RESTART": "never"},
+    )
+    assert out.code == 0, out.everything
+
+
+@pytest.mark.parametrize(
+    ("fault", "route"),
+    [
+        (Fault("status", status=503, match="^list pods$", times=2), ("list", "pods")),
+        (
+            Fault("status", status=429, retry_after=1, match="^get deployments$", times=1),
+            ("get", "deployments"),
+        ),
+        (Fault("reset", match="^list replicasets$", times=1), ("list", "replicasets")),
+    ],
+)
+def test_transient_api_errors_are_retried(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, fault: Fault, route: tuple[str, str]
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.reset_counts()
+    cluster.inject(fault)
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    assert cluster.requests[route] >= 2
+
+
+def test_secret_file_digest_and_value_never_appear_in_outputs(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("tok", {"token": PLANTED}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=2,
+            volumes=[{"name": "t", "secret": {"secretName": "tok"}}],
+            mounts=[{"name": "t", "mountPath": "/var/run/tok"}],
+        )
+    )
+    cluster.wait_rollout("web")
+    cluster.apply(secret("tok", {"token": PLANTED + "-rotated"}))  # volumes refresh; let them differ first
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-file",
+        "/var/run/tok/token=secret:tok/token",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    digests = [hashlib.sha256(v.encode()).hexdigest() for v in (PLANTED, PLANTED + "-rotated")]
+    text = out.everything
+    assert PLANTED not in text
+    for d in digests:
+        assert d[:12] not in text
+    assert json.dumps(out.report)  # a report was written either way
+
+
+def test_exec_that_outlives_exec_timeout_is_uninspectable_and_counts_as_failure(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.exec_latency = 3.0
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "A",
+        "--exec-timeout",
+        "1s",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert "exec did not finish within 1s" in out.stdout
+    assert out.report is not None
+    assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
+
+
+def test_a_transient_uninspectable_pod_gets_the_one_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    # the container is not running when its exec arrives: an apiserver >= 1.30 upgrades the v5
+    # WebSocket, then reports the kubelet's refusal on the error channel (a state: not retried)
+    cluster.knobs.exec_not_running.update(p["metadata"]["name"] for p in cluster.list("Pod"))
+    cluster.reset_counts()
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    assert out.report is not None and out.report["restarted"] is True
+    first = out.report["workloads"][0]["attempts"][0]["pods"][0]
+    assert first["status"] == "uninspectable"
+    assert "container app is not running" in out.everything
+    assert cluster.requests[("create", "pods/exec")] == 2  # one per attempt: a state is not asked again
+
+
+def test_explicit_sha256_of_a_secret_mounted_file_never_prints_the_found_digest(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("tls", {"tls.key": PLANTED}))
+    cluster.apply(
+        deployment(
+            "web",
+            replicas=1,
+            volumes=[{"name": "t", "secret": {"secretName": "tls"}}],
+            mounts=[{"name": "t", "mountPath": "/etc/tls"}],
+        )
+    )
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-file",
+        f"/etc/tls/tls.key=sha256:{'0' * 64}",
+        "--restart",
+        "never",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 1, out.everything
+    assert "/etc/tls/tls.key" in out.stdout
+    assert hashlib.sha256(PLANTED.encode()).hexdigest()[:12] not in out.everything
+
+
+def test_paused_deployment_with_a_pending_change_exits_4_at_once(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    kubectl("rollout", "pause", "deployment/web")
+    kubectl("set", "env", "deployment/web", "B=2")
+    cluster.reset_counts()
+    t0 = time.monotonic()
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    assert "is paused" in out.stdout
+    assert time.monotonic() - t0 < 10
+    assert cluster.requests[("patch", "deployments")] == 0

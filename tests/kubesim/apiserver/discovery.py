@@ -1,0 +1,60 @@
+"""Discovery: /version, /api, /apis and their groups and resource lists, and /openapi/v3."""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from ..storage.errors import ApiError
+from ..storage.resources import RESOURCES, api_group_list, resource_list
+from .openapi import documents
+from .responses import json_response
+
+VERSION_INFO = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.4-kubesim",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.23.8",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def discovery_response(request: web.Request, path: str) -> web.Response | None:
+    """The answer to a discovery path; None for any other path."""
+    if path == "/version":
+        return json_response(VERSION_INFO)
+    if path == "/api":
+        return json_response(
+            {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}],
+            }
+        )
+    if path == "/apis":
+        return json_response(api_group_list())
+    if path == "/api/v1":
+        return json_response(resource_list("", "v1"))
+    m = re.match(r"^/apis/([^/]+)/([^/]+)$", path)
+    if m and any(r.group == m.group(1) and r.version == m.group(2) for r in RESOURCES):
+        return json_response(resource_list(m.group(1), m.group(2)))
+    m2 = re.match(r"^/apis/([^/]+)$", path)
+    if m2:
+        for g in api_group_list()["groups"]:  # type: ignore[attr-defined]
+            if g["name"] == m2.group(1):
+                return json_response({"kind": "APIGroup", "apiVersion": "v1", **g})
+    if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+        index, docs = documents()
+        if path == "/openapi/v3":
+            return json_response(index)
+        doc = docs.get(path[len("/openapi/v3/") :])
+        if doc is not None:
+            return json_response(doc)
+    if path.startswith("/openapi"):
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    return None

@@ -1,0 +1,208 @@
+"""`pods/exec` over WebSocket (v4/v5 channel protocols) running the argv inside the container."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import WSMsgType, web
+
+from ..node.containers import DEFAULT_PATH, resolve_binary, shell_less
+from ..storage.errors import ApiError
+from ..storage.resources import BY_PATH
+from .pod_log import pick_container
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+PODS = BY_PATH[("", "pods")]
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+
+
+def _flag(q: Any, name: str) -> bool:
+    v = q.get(name)
+    return v is not None and v.lower() not in ("0", "false")
+
+
+def _oci_error(container_id: str, binary: str) -> dict[str, Any]:
+    inner = (
+        "error executing command in container: failed to exec in container: failed to start exec "
+        f'"{container_id}": OCI runtime exec failed: exec failed: unable to start container process: '
+        f'exec: "{binary}": executable file not found in $PATH: unknown'
+    )
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {inner}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": inner}]},
+        "code": 500,
+    }
+
+
+def _exit_status(argv: list[str], code: int) -> dict[str, Any]:
+    """The error-channel Status of a finished command."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"command terminated with non-zero exit code: error executing command [{' '.join(argv)}], exit code {code}",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+    }
+
+
+async def _kubelet_refused(request: web.Request, reason: str) -> web.StreamResponse:
+    """The kubelet refusing the stream (its `streaming.WriteError`: HTTP 500, plain text).
+
+    A client offering v5.channel.k8s.io meets an apiserver >= 1.30's StreamTranslator: the
+    WebSocket is upgraded first, the kubelet's refusal then arrives on the error channel as
+    `NewInternalError("unable to upgrade connection: ...")`. Otherwise (v4) the apiserver's
+    proxy passes the kubelet's answer through unchanged."""
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    if "v5.channel.k8s.io" not in offered:
+        return web.Response(status=500, text=reason, content_type="text/plain")
+    ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",), max_msg_size=0)
+    await ws.prepare(request)
+    cause = f"unable to upgrade connection: {reason}"
+    status = ApiError(500, "InternalError", f"Internal error occurred: {cause}").status()
+    status["details"] = {"causes": [{"message": cause}]}
+    await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+    await ws.close()
+    return ws
+
+
+async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
+    q = request.query
+    argv = q.getall("command", [])
+    pod = cluster.store.get(PODS, ns, name)
+    container = pick_container(pod, q.get("container", ""))
+    if not pod["spec"].get("nodeName"):
+        raise ApiError.bad_request(f"pod {name} does not have a host assigned")
+    if not argv:
+        raise ApiError.bad_request("you must specify at least 1 command")
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        raise ApiError.bad_request("Upgrade request required")
+    crt = cluster.container_runtime(pod, container)
+    if crt is None or crt.state != "running" or crt.pid is None or name in cluster.knobs.exec_not_running:
+        cluster.knobs.exec_not_running.discard(name)
+        return await _kubelet_refused(request, f'container not found ("{container}")')
+
+    if name in cluster.knobs.exec_hang_upgrade:
+        cluster.note_fault("exec-hang-upgrade")
+        await asyncio.Event().wait()  # until the client goes away (aiohttp cancels the handler)
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
+    await ws.prepare(request)
+    v5 = ws.ws_protocol == "v5.channel.k8s.io"
+    want_in, want_out, want_err = _flag(q, "stdin"), _flag(q, "stdout"), _flag(q, "stderr")
+    tty = _flag(q, "tty")
+    first = STDOUT if want_out else STDERR if want_err else ERROR
+    await ws.send_bytes(bytes([first]))
+    if name in cluster.knobs.exec_hang:
+        # upgraded, then silence until the client gives up (a wedged runtime or kubelet stream)
+        cluster.note_fault("exec-hang")
+        async for _ in ws:
+            pass
+        return ws
+    # `exec_latency` (see Knobs): nothing reaches the client before it has passed
+    latency = asyncio.ensure_future(asyncio.sleep(cluster.knobs.exec_latency))
+    if cluster.knobs.exec_command_after_latency:
+        await latency
+
+    env = dict(crt.env)
+    root = f"/proc/{crt.pid}/root"
+    binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
+    if binary is None:
+        await latency
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
+        await ws.close()
+        return ws
+    if name in cluster.knobs.delete_during_exec:
+        # the pod is force-deleted while the command runs: the kubelet kills its containers and
+        # the exec'd process with them, and the runtime reports SIGKILL's exit code
+        cluster.knobs.delete_during_exec.discard(name)
+        cluster.note_fault("exec-delete")
+        await latency
+        with contextlib.suppress(ApiError):
+            cluster.delete_object(PODS, ns, name, grace=0, propagation="Background")
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(_exit_status(argv, 137)).encode())
+        await ws.close()
+        return ws
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/usr/bin/nsenter",
+            "-t",
+            str(crt.pid),
+            "-m",
+            "-n",
+            "-r",
+            "-w",
+            "--",
+            *argv,
+            stdin=asyncio.subprocess.PIPE if want_in else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
+            env=env,
+            # no new session: lets CPython vfork/posix_spawn instead of fork()ing this big process
+            close_fds=False,
+        )
+    except OSError as e:
+        await latency
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(ApiError.internal(str(e)).status()).encode())
+        await ws.close()
+        return ws
+
+    async def pump(stream: asyncio.StreamReader | None, ch: int, wanted: bool) -> None:
+        if stream is None:
+            return
+        while True:
+            chunk = await stream.read(32 * 1024)
+            await latency
+            if not chunk:
+                return
+            if wanted and not ws.closed:
+                await ws.send_bytes(bytes([ch]) + chunk)
+
+    async def feed() -> None:
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY or not msg.data:
+                if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                    break
+                continue
+            ch, data = msg.data[0], msg.data[1:]
+            if ch == STDIN and proc.stdin is not None:
+                proc.stdin.write(data)
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                    await proc.stdin.drain()
+            elif ch == CLOSE and v5 and data[:1] == bytes([STDIN]) and proc.stdin is not None:
+                proc.stdin.close()
+        # the client went away: nothing will read the output any more
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+    feeder = asyncio.get_running_loop().create_task(feed())
+    try:
+        await asyncio.gather(pump(proc.stdout, STDOUT, want_out), pump(proc.stderr, STDERR, want_err or tty))
+        code = await proc.wait()
+        await latency
+    finally:
+        if not latency.done():
+            # RuntimeError: a handler still running at shutdown is finalized after the loop closed
+            with contextlib.suppress(RuntimeError):
+                latency.cancel()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+    if code < 0:
+        code = 128 - code  # killed by a signal: the runtime reports 128 + signal, e.g. 137
+    status = _exit_status(argv, code)
+    if not ws.closed:
+        await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+        await ws.close()
+    feeder.cancel()
+    return ws

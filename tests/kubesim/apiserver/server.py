@@ -1,0 +1,390 @@
+"""The API server: one aiohttp application; its middleware counts, delays, injects faults and
+authenticates every request, then requests are routed to discovery, the proxy subresources, or a
+resource, authorised, and served (REST verbs here; reads, watches, logs and exec elsewhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from ..storage.errors import ApiError
+from ..storage.resources import BY_PATH, RESOURCES, Resource
+from ..storage.selection import labels_match, parse_label_selector
+from ..storage.store import Obj
+from .admission import prepare, webhook
+from .auth import USER
+from .discovery import discovery_response
+from .listwatch import ListWatch
+from .patch import apply_patch
+from .pod_exec import handle_exec
+from .pod_log import log_response
+from .proxy import PROXY_PATH, Proxy, proxy_verb
+from .responses import flag, json_response, status_response
+from .services import admit_service
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+_CORE = re.compile(
+    r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
+)
+_GROUP = re.compile(
+    r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
+)
+
+
+def _fault_error(fault: Any) -> ApiError:
+    """The Status an injected status fault answers with (the apiserver's texts by default)."""
+    if fault.status == 429:
+        err = ApiError.too_many(fault.retry_after)
+    elif fault.status == 503:
+        err = ApiError.unavailable()
+    elif fault.status == 403:
+        err = ApiError(403, "Forbidden", "forbidden: not yet ready to handle request")
+    else:
+        err = ApiError.internal("injected fault")
+        err.code = fault.status
+    if fault.message:
+        err.message = fault.message
+    return err
+
+
+async def _bare_upgrade(request: web.Request, response: web.StreamResponse) -> None:
+    """A 101 as the apiserver's WebSocket streams write it (golang.org/x/net/websocket's
+    hybiServerHandshaker, on a hijacked connection): Upgrade, Connection, Sec-WebSocket-Accept
+    and -Protocol only, no Date or Server. Clients read these headers a byte at a time."""
+    if response.status == 101:
+        response.headers.popall("Date", None)
+        response.headers.popall("Server", None)
+        response.headers["Connection"] = "Upgrade"
+
+
+class ApiServer:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        self.reads = ListWatch(cluster)
+        self.proxy = Proxy(cluster)
+        self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
+        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.app.on_response_prepare.append(_bare_upgrade)
+
+    # -- middleware: count, delay, inject faults, authenticate ---------------
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        c = self.cluster
+        route = self._classify(request)
+        c.count(route)
+        if route[1] in ("pods/exec", "pods/proxy"):
+            # one event loop: no lock needed between these two lines and the decrement
+            c.in_flight += 1
+            c.peak_in_flight = max(c.peak_in_flight, c.in_flight)
+            try:
+                return await self._served(request, handler, route)
+            finally:
+                c.in_flight -= 1
+        return await self._served(request, handler, route)
+
+    async def _served(self, request: web.Request, handler: Any, route: tuple[str, str]) -> web.StreamResponse:
+        c = self.cluster
+        if c.knobs.api_latency:
+            await asyncio.sleep(c.knobs.api_latency)
+        fault = c.take_fault(request.method, request.path_qs, route) or c.random_fault(
+            request.method, request.path
+        )
+        if fault is not None:
+            if fault.kind == "reset":
+                c.note_fault("reset")
+                if request.transport is not None:
+                    request.transport.abort()
+                raise asyncio.CancelledError
+            if fault.kind == "expired":
+                # what a watch from a compacted resourceVersion gets: HTTP 200, one ERROR event
+                c.note_fault("expired")
+                rv = c.store.oldest_rv()
+                event = {"type": "ERROR", "object": ApiError.expired(max(rv - 1, 1), rv).status()}
+                return web.Response(
+                    status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
+                )
+            if fault.kind == "watch-error":
+                # etcd's leader change or timeout reaching an open watch: HTTP 200, one ERROR event
+                c.note_fault("watch-error")
+                event = {"type": "ERROR", "object": _fault_error(fault).status()}
+                return web.Response(
+                    status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
+                )
+            if fault.kind == "status":
+                c.note_fault(str(fault.status))
+                return status_response(_fault_error(fault))
+        if request.path in ("/healthz", "/readyz", "/livez"):
+            return web.Response(text="ok")
+        user = c.auth.authenticate(request.headers.get("Authorization"))
+        if user is None:
+            return status_response(ApiError.unauthorized())
+        request[USER] = user
+        try:
+            response = await handler(request)
+        except ApiError as e:
+            return status_response(e)
+        if fault is not None and fault.kind == "reset-after":
+            # served (the change is stored), then the connection drops before the answer
+            c.note_fault("reset-after")
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        return response
+
+    def _classify(self, request: web.Request) -> tuple[str, str]:
+        """(verb, resource[/sub]) for the request counter."""
+        p = PROXY_PATH.match(request.rel_url.raw_path)
+        if p:
+            return (proxy_verb(request.method), f"{p.group('res')}/proxy")
+        m = _CORE.match(request.path) or _GROUP.match(request.path)
+        if not m:
+            return (request.method.lower(), request.path)
+        d = m.groupdict()
+        res, name, sub = d["res"], d["name"], d["sub"]
+        verb = self._verb(request.method, bool(name), flag(request.query.get("watch")), sub)
+        if sub == "exec":
+            verb = "create"  # counted as one exec, whichever verb authorises it
+        return (verb, f"{res}/{sub}" if sub else res)
+
+    @staticmethod
+    def _verb(method: str, named: bool, watch: bool, sub: str | None) -> str:
+        if sub == "exec":
+            # by the HTTP method, as the apiserver's RequestInfo does: a WebSocket exec is a GET
+            # (`get pods/exec`), kubectl's SPDY exec a POST (`create pods/exec`)
+            return "get" if method == "GET" else "create"
+        if method == "GET":
+            if watch:
+                return "watch"
+            return "get" if named else "list"
+        return {
+            "POST": "create",
+            "PUT": "update",
+            "PATCH": "patch",
+            "DELETE": "delete" if named else "deletecollection",
+        }.get(method, method.lower())
+
+    # -- routing -----------------------------------------------------------
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        found = discovery_response(request, path)
+        if found is not None:
+            return found
+
+        proxied = PROXY_PATH.match(request.rel_url.raw_path)
+        if proxied:
+            return await self.proxy.handle(request, proxied)
+        m3 = _CORE.match(request.path)
+        group = ""
+        if m3 is None:
+            m3 = _GROUP.match(request.path)
+            if m3 is None:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            group = m3.group("group")
+        d = m3.groupdict()
+        ns, plural, name, sub = d["ns"], d["res"], d["name"], d["sub"]
+        if (
+            ns is not None
+            and plural is not None
+            and name is None
+            and group == ""
+            and plural not in {r.plural for r in RESOURCES if r.namespaced}
+        ):
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        res = BY_PATH.get((group, plural))
+        if res is None:
+            # /api/v1/namespaces/{ns} and /api/v1/namespaces/{ns}/status
+            if ns is not None and not group and plural == "status" and name is None:
+                res, name, sub, ns = BY_PATH[("", "namespaces")], ns, "status", None
+            else:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not res.namespaced and ns is not None:
+            if res.plural == "namespaces" and name is None:
+                name, ns = None, None
+            else:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        return await self._resource(request, res, ns, name, sub)
+
+    async def _resource(
+        self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None
+    ) -> web.StreamResponse:
+        user = request[USER]
+        method = request.method
+        watch = flag(request.query.get("watch"))
+        verb = self._verb(method, bool(name), watch, sub)
+        if sub and sub not in res.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
+        if sub is None:
+            rbac_res = res.plural
+        if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
+            raise ApiError.forbidden(
+                user=user.name, verb=verb, res=res, sub=sub or "", name=name or "", namespace=ns
+            )
+        if (
+            sub == "exec"
+            and verb == "get"
+            and self.cluster.knobs.websocket_exec_needs_create
+            and not self.cluster.auth.allowed(user, "create", res.group, rbac_res, ns or "", name or "")
+        ):
+            raise ApiError.forbidden(
+                user=user.name, verb="create", res=res, sub=sub, name=name or "", namespace=ns
+            )
+        if sub == "exec":
+            return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "log":
+            return log_response(request, self.cluster, ns or "", name or "")
+        if sub == "scale":
+            return await self._scale(request, res, ns or "", name or "")
+        if method == "GET":
+            if name:
+                obj = self.store.get(res, ns or "", name)
+                return self.reads.get_response(request, res, obj)
+            if watch:
+                return await self.reads.watch_response(request, res, ns)
+            return self.reads.list_response(request, res, ns)
+        if method == "POST" and not name:
+            return await self._create(request, res, ns or "")
+        if method == "PUT" and name:
+            body = await self._body(request)
+            if body.get("metadata", {}).get("name") not in (None, name):
+                raise ApiError.bad_request("the name of the object does not match the name on the URL")
+            body.setdefault("metadata", {})["name"] = name
+            prepare(res, body)
+            webhook(res, body, sub, self.cluster.knobs)
+            if res.kind == "Service" and not sub:
+                admit_service(self.store, body, self.store.get(res, ns or "", name))
+            out = self.store.update(res, ns or "", body, subresource=sub or "")
+            return json_response(out)
+        if method == "PATCH" and name:
+            cur = self.store.get(res, ns or "", name)
+            raw = await request.read()
+            target = copy.deepcopy(cur)
+            patched = apply_patch(target, raw, request.headers.get("Content-Type", ""))
+            patched.setdefault("metadata", {})["name"] = name
+            # a patch never carries a stale resourceVersion unless the client put one in
+            prepare(res, patched)
+            webhook(res, patched, sub, self.cluster.knobs)
+            if res.kind == "Service" and not sub:
+                admit_service(self.store, patched, cur)
+            if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
+                return json_response(patched)
+            out = self.store.update(res, ns or "", patched, subresource=sub or "")
+            return json_response(out)
+        if method == "DELETE" and name:
+            return await self._delete(request, res, ns or "", name)
+        if method == "DELETE":
+            sel = parse_label_selector(request.query.get("labelSelector", ""))
+            for obj in self.store.list(res, ns):
+                if labels_match(obj["metadata"].get("labels") or {}, sel):
+                    self.cluster.delete_object(
+                        res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
+                    )
+            return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
+        raise ApiError(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+
+    # -- verbs ------------------------------------------------------------
+    async def _body(self, request: web.Request) -> Obj:
+        if "protobuf" in request.headers.get("Content-Type", ""):
+            # kubesim speaks JSON (and YAML) only, as an apiserver serving a custom resource does
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml",
+            )
+        raw = await request.read()
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            try:
+                import yaml
+
+                body = yaml.safe_load(raw)
+            except Exception as e:
+                raise ApiError.bad_request(f"error decoding body: {e}") from None
+        if not isinstance(body, dict):
+            raise ApiError.bad_request("request body must be an object")
+        return body
+
+    async def _create(self, request: web.Request, res: Resource, ns: str) -> web.Response:
+        body = await self._body(request)
+        if body.get("kind") not in (None, res.kind):
+            raise ApiError.bad_request(
+                f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
+            )
+        prepare(res, body)
+        if res.kind == "Pod":
+            body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+        if res.kind == "Service":
+            admit_service(self.store, body, None)
+        if request.query.get("dryRun") == "All":
+            out = copy.deepcopy(body)
+            out.setdefault("metadata", {}).setdefault("namespace", ns)
+            return json_response(out, 201)
+        out = self.store.create(res, ns, body)
+        return json_response(out, 201)
+
+    async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+        opts: dict[str, Any] = {}
+        raw = await request.read()
+        if raw:
+            try:
+                opts = json.loads(raw)
+            except ValueError:
+                opts = {}
+        grace = opts.get("gracePeriodSeconds")
+        if grace is None and "gracePeriodSeconds" in request.query:
+            grace = int(request.query["gracePeriodSeconds"])
+        prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
+        if opts.get("orphanDependents") is True:
+            prop = "Orphan"
+        out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop)
+        return json_response(out)
+
+    async def _scale(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+        obj = self.store.get(res, ns, name)
+        if request.method in ("PUT", "PATCH"):
+            scale = self._scale_obj(obj)
+            raw = await request.read()
+            new = (
+                apply_patch(scale, raw, request.headers.get("Content-Type", ""))
+                if request.method == "PATCH"
+                else json.loads(raw)
+            )
+            replicas = int(new.get("spec", {}).get("replicas", 0))
+
+            def set_replicas(o: Obj) -> None:
+                o["spec"]["replicas"] = replicas
+
+            obj = self.store.mutate(res, ns, name, set_replicas) or obj
+        return json_response(self._scale_obj(obj))
+
+    @staticmethod
+    def _scale_obj(obj: Obj) -> Obj:
+        sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                k: obj["metadata"][k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in obj["metadata"]
+            },
+            "spec": {"replicas": obj.get("spec", {}).get("replicas", 0)},
+            "status": {
+                "replicas": obj.get("status", {}).get("replicas", 0),
+                "selector": ",".join(f"{k}={v}" for k, v in sel.items()),
+            },
+        }

@@ -1,0 +1,416 @@
+"""Server-side printing (`meta.k8s.io/v1` Table) so `kubectl get` shows the real columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ..storage.resources import Resource
+
+Obj = dict[str, Any]
+
+
+def wants_table(accept: str) -> bool:
+    return "as=Table" in accept
+
+
+def human_age(ts: str | None) -> str:
+    """kubectl's `duration.HumanDuration` (short form)."""
+    if not ts:
+        return "<unknown>"
+    t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    s = int((dt.datetime.now(dt.UTC) - t).total_seconds())
+    if s < 0:
+        s = 0
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = m // 60
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if d < 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    return f"{d}d"
+
+
+def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> Obj:
+    return {"name": name, "type": typ, "format": fmt, "description": name, "priority": priority}
+
+
+def _pod_row(o: Obj) -> list[Any]:
+    st = o.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    total = len(o["spec"].get("containers") or [])
+    ready = sum(1 for c in cs if c.get("ready"))
+    restarts = sum(int(c.get("restartCount", 0)) for c in cs)
+    reason = st.get("reason") or st.get("phase") or "Pending"
+    for c in cs:
+        state = c.get("state") or {}
+        if "waiting" in state and state["waiting"].get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state and state["terminated"].get("reason"):
+            reason = state["terminated"]["reason"]
+    if o["metadata"].get("deletionTimestamp"):
+        reason = "Terminating"
+    return [
+        o["metadata"]["name"],
+        f"{ready}/{total}",
+        reason,
+        restarts,
+        human_age(o["metadata"].get("creationTimestamp")),
+        st.get("podIP") or "<none>",
+        o["spec"].get("nodeName") or "<none>",
+        "<none>",
+        "<none>",
+    ]
+
+
+def _containers(tpl: Obj) -> tuple[str, str]:
+    cs = (tpl.get("spec") or {}).get("containers") or []
+    return ",".join(c["name"] for c in cs), ",".join(c.get("image", "") for c in cs)
+
+
+def _selector(spec: Obj) -> str:
+    ml = (spec.get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in ml.items())
+
+
+def _deploy_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        st.get("updatedReplicas", 0),
+        st.get("availableReplicas", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _selector(spec),
+    ]
+
+
+def _rs_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        spec.get("replicas", 0),
+        st.get("replicas", 0),
+        st.get("readyReplicas", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _selector(spec),
+    ]
+
+
+def _sorted_labels(m: dict[str, str] | None) -> str:
+    """`labels.FormatLabels`."""
+    return ",".join(f"{k}={v}" for k, v in sorted((m or {}).items())) or "<none>"
+
+
+def _label_selector(spec: Obj) -> str:
+    """`metav1.FormatLabelSelector`: requirements sorted by key."""
+    sel = spec.get("selector") or {}
+    parts = [(k, f"{k}={v}") for k, v in (sel.get("matchLabels") or {}).items()]
+    for e in sel.get("matchExpressions") or []:
+        key, op, vals = e.get("key", ""), e.get("operator", ""), sorted(e.get("values") or [])
+        text = {
+            "In": f"{key} in ({','.join(vals)})",
+            "NotIn": f"{key} notin ({','.join(vals)})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op, key)
+        parts.append((key, text))
+    return ",".join(t for _, t in sorted(parts)) or "<none>"
+
+
+def _sts_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+    ]
+
+
+def _ds_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    tpl = spec.get("template") or {}
+    names, images = _containers(tpl)
+    return [
+        o["metadata"]["name"],
+        st.get("desiredNumberScheduled", 0),
+        st.get("currentNumberScheduled", 0),
+        st.get("numberReady", 0),
+        st.get("updatedNumberScheduled", 0),
+        st.get("numberAvailable", 0),
+        _sorted_labels((tpl.get("spec") or {}).get("nodeSelector")),
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _label_selector(spec),
+    ]
+
+
+def _revision_row(o: Obj) -> list[Any]:
+    ref = next((r for r in o["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+    owner = "<none>"
+    if ref is not None:
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(ref.get("kind", "")).lower()
+        owner = f"{kind}.{group}/{ref.get('name', '')}" if group else f"{kind}/{ref.get('name', '')}"
+    return [
+        o["metadata"]["name"],
+        owner,
+        o.get("revision", 0),
+        human_age(o["metadata"].get("creationTimestamp")),
+    ]
+
+
+def _node_row(o: Obj) -> list[Any]:
+    conds = {c["type"]: c["status"] for c in (o.get("status") or {}).get("conditions") or []}
+    status = "Ready" if conds.get("Ready") == "True" else "NotReady"
+    if (o.get("spec") or {}).get("unschedulable"):
+        status += ",SchedulingDisabled"
+    info = (o.get("status") or {}).get("nodeInfo") or {}
+    return [
+        o["metadata"]["name"],
+        status,
+        "<none>",
+        human_age(o["metadata"].get("creationTimestamp")),
+        info.get("kubeletVersion", ""),
+    ]
+
+
+def _service_row(o: Obj) -> list[Any]:
+    """`printService`: ports as `80/TCP` or `80:30080/TCP`, selector as `k=v,...`."""
+    spec = o.get("spec") or {}
+    typ = spec.get("type", "ClusterIP")
+    ingress = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    external = [i.get("ip") or i.get("hostname", "") for i in ingress] + list(spec.get("externalIPs") or [])
+    if typ == "ExternalName":
+        ext = spec.get("externalName", "")
+    elif external:
+        ext = ",".join(external)
+    else:
+        ext = "<pending>" if typ == "LoadBalancer" else "<none>"
+    ports = ",".join(
+        f"{p['port']}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+        if p.get("nodePort")
+        else f"{p['port']}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    )
+    sel = spec.get("selector") or {}
+    return [
+        o["metadata"]["name"],
+        typ,
+        spec.get("clusterIP") or "<none>",
+        ext,
+        ports or "<none>",
+        human_age(o["metadata"].get("creationTimestamp")),
+        ",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>",
+    ]
+
+
+def _endpoints_row(o: Obj) -> list[Any]:
+    """`formatEndpoints`: at most three `ip:port`, then ` + N more...`."""
+    items: list[str] = []
+    for ss in o.get("subsets") or []:
+        addrs = [a["ip"] for a in ss.get("addresses") or []]
+        ports = ss.get("ports") or []
+        items += [f"{a}:{p['port']}" for p in ports for a in addrs] if ports else addrs
+    shown = items[:3]
+    text = ",".join(shown) or "<none>"
+    if len(items) > len(shown):
+        text += f" + {len(items) - len(shown)} more..."
+    return [o["metadata"]["name"], text, human_age(o["metadata"].get("creationTimestamp"))]
+
+
+def _more(items: list[str]) -> str:
+    """`listWithMoreString` (max 3) of the discovery printers; `<unset>` when empty."""
+    text = ",".join(items[:3]) or "<unset>"
+    return text + (f" + {len(items) - 3} more..." if len(items) > 3 else "")
+
+
+def _slice_row(o: Obj) -> list[Any]:
+    ports = [str(p.get("port", p.get("name", "*"))) for p in o.get("ports") or []]
+    addrs = [a for e in o.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [
+        o["metadata"]["name"],
+        o.get("addressType", "IPv4"),
+        _more(ports),
+        _more(addrs),
+        human_age(o["metadata"].get("creationTimestamp")),
+    ]
+
+
+COLUMNS: dict[str, tuple[list[Obj], Any]] = {
+    "endpointslices": (
+        [_col("Name", fmt="name"), _col("AddressType"), _col("Ports"), _col("Endpoints"), _col("Age")],
+        _slice_row,
+    ),
+    "services": (
+        [
+            _col("Name", fmt="name"),
+            _col("Type"),
+            _col("Cluster-IP"),
+            _col("External-IP"),
+            _col("Port(s)"),
+            _col("Age"),
+            _col("Selector", priority=1),
+        ],
+        _service_row,
+    ),
+    "endpoints": ([_col("Name", fmt="name"), _col("Endpoints"), _col("Age")], _endpoints_row),
+    "pods": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Status"),
+            _col("Restarts", "string"),
+            _col("Age"),
+            _col("IP", priority=1),
+            _col("Node", priority=1),
+            _col("Nominated Node", priority=1),
+            _col("Readiness Gates", priority=1),
+        ],
+        _pod_row,
+    ),
+    "deployments": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _deploy_row,
+    ),
+    "replicasets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _rs_row,
+    ),
+    "statefulsets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+        ],
+        _sts_row,
+    ),
+    "daemonsets": (
+        [
+            _col("Name", fmt="name"),
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            _col("Node Selector"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _ds_row,
+    ),
+    "controllerrevisions": (
+        [_col("Name", fmt="name"), _col("Controller"), _col("Revision"), _col("Age")],
+        _revision_row,
+    ),
+    "configmaps": (
+        [_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],
+        lambda o: [
+            o["metadata"]["name"],
+            len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
+    ),
+    "secrets": (
+        [_col("Name", fmt="name"), _col("Type"), _col("Data", "integer"), _col("Age")],
+        lambda o: [
+            o["metadata"]["name"],
+            o.get("type", "Opaque"),
+            len(o.get("data") or {}),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
+    ),
+    "nodes": (
+        [_col("Name", fmt="name"), _col("Status"), _col("Roles"), _col("Age"), _col("Version")],
+        _node_row,
+    ),
+    "namespaces": (
+        [_col("Name", fmt="name"), _col("Status"), _col("Age")],
+        lambda o: [
+            o["metadata"]["name"],
+            (o.get("status") or {}).get("phase", "Active"),
+            human_age(o["metadata"].get("creationTimestamp")),
+        ],
+    ),
+    "events": (
+        [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")],
+        lambda o: [
+            human_age(o.get("lastTimestamp") or o["metadata"].get("creationTimestamp")),
+            o.get("type", "Normal"),
+            o.get("reason", ""),
+            f"{(o.get('involvedObject') or {}).get('kind', '').lower()}/{(o.get('involvedObject') or {}).get('name', '')}",
+            o.get("message", ""),
+        ],
+    ),
+}
+
+
+def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
+    cols, row = COLUMNS.get(
+        res.plural,
+        (
+            [_col("Name", fmt="name"), _col("Age")],
+            lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
+        ),
+    )
+    rows = []
+    for o in items:
+        if include == "Object":
+            embedded: Obj = o
+        elif include == "None":
+            embedded = {}
+        else:
+            embedded = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o["metadata"],
+            }
+        rows.append({"cells": row(o), "object": embedded})
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv},
+        "columnDefinitions": cols,
+        "rows": rows,
+    }

@@ -1,0 +1,353 @@
+"""The Deployment controller: ReplicaSets per pod-template hash, RollingUpdate and Recreate,
+revision history, and the Available/Progressing conditions with the progress deadline."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import hashlib
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..storage.resources import BY_PATH
+from ..storage.store import Obj, now_rfc3339
+from .podutil import SAFE, controller_ref, has_owner_ref, parse_time
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+PODS = BY_PATH[("", "pods")]
+RS = BY_PATH[("apps", "replicasets")]
+DEPLOY = BY_PATH[("apps", "deployments")]
+REV = "deployment.kubernetes.io/revision"
+
+
+def template_hash(template: Obj) -> str:
+    """A stable short hash of the pod template, in the alphabet Kubernetes uses (`SafeEncodeString`)."""
+    raw = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
+    n = int.from_bytes(raw[:8], "big")
+    out = ""
+    for _ in range(10):
+        out += SAFE[n % len(SAFE)]
+        n //= len(SAFE)
+    return out
+
+
+def int_or_percent(v: Any, total: int, *, round_up: bool) -> int:
+    if isinstance(v, str) and v.endswith("%"):
+        x = int(v[:-1]) * total / 100
+        return math.ceil(x) if round_up else math.floor(x)
+    return int(v)
+
+
+def _rev(rs: Obj) -> int:
+    try:
+        return int(rs["metadata"].get("annotations", {}).get(REV, "0"))
+    except ValueError:
+        return 0
+
+
+class DeploymentController:
+    def __init__(self, cluster: Cluster, frozen: set[tuple[str, str]]) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        # deployments the controller leaves alone (benchmarks set their status by hand)
+        self.frozen = frozen
+        # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
+        self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
+
+    def reconcile(self, ns: str, name: str) -> None:
+        d = self.store.find(DEPLOY, ns, name)
+        if d is None or d["metadata"].get("deletionTimestamp") or (ns, name) in self.frozen:
+            return
+        spec = d["spec"]
+        tpl = copy.deepcopy(spec["template"])
+        h = template_hash(tpl)
+        rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
+        new = next(
+            (rs for rs in rss if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h),
+            None,
+        )
+        olds = [rs for rs in rss if rs is not new]
+        max_old = max((_rev(rs) for rs in olds), default=0)
+        paused = bool(spec.get("paused"))
+        replicas = int(spec.get("replicas", 1))
+        created = False
+        if new is None and not paused:
+            new = self._create_rs(d, tpl, h, max_old + 1)
+            created = True
+        elif new is not None and _rev(new) <= max_old and not paused:
+            rev = str(max_old + 1)
+            new = (
+                self.store.mutate(
+                    RS,
+                    ns,
+                    new["metadata"]["name"],
+                    lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev),
+                )
+                or new
+            )
+        if new is not None and d["metadata"].get("annotations", {}).get(REV) != str(_rev(new)):
+            rev = str(_rev(new))
+            d = (
+                self.store.mutate(
+                    DEPLOY,
+                    ns,
+                    name,
+                    lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev),
+                )
+                or d
+            )
+        strategy = spec.get("strategy") or {"type": "RollingUpdate"}
+        if not paused and new is not None:
+            if strategy.get("type") == "Recreate":
+                self._recreate(d, new, olds, replicas)
+            else:
+                self._rolling(d, new, olds, replicas, strategy.get("rollingUpdate") or {})
+            self._cleanup(d, olds)
+        self._sync_status(d, new, replicas, strategy, created=created, paused=paused)
+
+    def _create_rs(self, d: Obj, tpl: Obj, h: str, rev: int) -> Obj:
+        labels = dict((tpl.get("metadata") or {}).get("labels") or {})
+        labels["pod-template-hash"] = h
+        tpl.setdefault("metadata", {})["labels"] = labels
+        sel = copy.deepcopy(d["spec"]["selector"])
+        sel.setdefault("matchLabels", {})["pod-template-hash"] = h
+        rs = {
+            "metadata": {
+                "name": f"{d['metadata']['name']}-{h}",
+                "labels": labels,
+                "annotations": {
+                    REV: str(rev),
+                    "deployment.kubernetes.io/desired-replicas": str(d["spec"].get("replicas", 1)),
+                    "deployment.kubernetes.io/max-replicas": str(d["spec"].get("replicas", 1)),
+                },
+                "ownerReferences": [controller_ref(d)],
+            },
+            "spec": {
+                "replicas": 0,
+                "minReadySeconds": d["spec"].get("minReadySeconds", 0),
+                "selector": sel,
+                "template": tpl,
+            },
+        }
+        return self.store.create(RS, d["metadata"]["namespace"], rs)
+
+    def _scale(self, rs: Obj, n: int) -> Obj:
+        if int(rs["spec"].get("replicas", 0)) == n:
+            return rs
+        return (
+            self.store.mutate(
+                RS,
+                rs["metadata"]["namespace"],
+                rs["metadata"]["name"],
+                lambda o: o["spec"].__setitem__("replicas", n),
+            )
+            or rs
+        )
+
+    def _rolling(self, d: Obj, new: Obj, olds: list[Obj], replicas: int, ru: Obj) -> None:
+        surge = int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True)
+        unavail = int_or_percent(ru.get("maxUnavailable", "25%"), replicas, round_up=False)
+        if surge == 0 and unavail == 0:
+            unavail = 1
+        all_rs = [new, *olds]
+        total = sum(int(r["spec"].get("replicas", 0)) for r in all_rs)
+        cur_new = int(new["spec"].get("replicas", 0))
+        if cur_new > replicas:
+            new = self._scale(new, replicas)
+        elif cur_new < replicas:
+            max_total = replicas + surge
+            if total < max_total:
+                new = self._scale(new, cur_new + min(max_total - total, replicas - cur_new))
+        old_count = sum(int(r["spec"].get("replicas", 0)) for r in olds)
+        if old_count == 0:
+            return
+        all_count = sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds])
+        min_available = replicas - unavail
+        new_unavailable = int(new["spec"].get("replicas", 0)) - int(
+            (new.get("status") or {}).get("availableReplicas", 0)
+        )
+        max_down = all_count - min_available - new_unavailable
+        if max_down <= 0:
+            return
+        # First remove old replicas that are not available anyway.
+        cleaned = 0
+        olds_sorted = sorted(olds, key=lambda r: r["metadata"]["creationTimestamp"])
+        for i, r in enumerate(olds_sorted):
+            if cleaned >= max_down:
+                break
+            spec_n = int(r["spec"].get("replicas", 0))
+            unhealthy = spec_n - int((r.get("status") or {}).get("availableReplicas", 0))
+            if spec_n == 0 or unhealthy <= 0:
+                continue
+            down = min(unhealthy, max_down - cleaned)
+            olds_sorted[i] = self._scale(r, spec_n - down)
+            cleaned += down
+        available = sum(int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted])
+        available = min(available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted]))
+        if available <= min_available:
+            return
+        budget = available - min_available
+        for r in olds_sorted:
+            if budget <= 0:
+                break
+            spec_n = int(r["spec"].get("replicas", 0))
+            if spec_n == 0:
+                continue
+            down = min(spec_n, budget)
+            self._scale(r, spec_n - down)
+            budget -= down
+
+    def _recreate(self, d: Obj, new: Obj, olds: list[Obj], replicas: int) -> None:
+        for r in olds:
+            self._scale(r, 0)
+        ns = d["metadata"]["namespace"]
+        old_pods = [p for p in self.store.list(PODS, ns) if any(has_owner_ref(p, r) for r in olds)]
+        if old_pods:
+            return
+        self._scale(new, replicas)
+
+    def _cleanup(self, d: Obj, olds: list[Obj]) -> None:
+        limit = int(d["spec"].get("revisionHistoryLimit", 10))
+        idle = sorted(
+            (
+                r
+                for r in olds
+                if int(r["spec"].get("replicas", 0)) == 0 and not (r.get("status") or {}).get("replicas")
+            ),
+            key=_rev,
+        )
+        for r in idle[: max(0, len(idle) - limit)]:
+            self.cluster.delete_object(
+                RS,
+                r["metadata"]["namespace"],
+                r["metadata"]["name"],
+                grace=None,
+                propagation="Background",
+            )
+
+    def _sync_status(
+        self, d: Obj, new: Obj | None, replicas: int, strategy: Obj, *, created: bool, paused: bool
+    ) -> None:
+        ns, name = d["metadata"]["namespace"], d["metadata"]["name"]
+        rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
+        st = lambda r, k: int((r.get("status") or {}).get(k, 0))  # noqa: E731
+        total = sum(st(r, "replicas") for r in rss)
+        updated = st(new, "replicas") if new is not None else 0
+        ready = sum(st(r, "readyReplicas") for r in rss)
+        available = sum(st(r, "availableReplicas") for r in rss)
+        ru = strategy.get("rollingUpdate") or {}
+        unavail = (
+            int_or_percent(ru.get("maxUnavailable", "25%"), replicas, round_up=False)
+            if strategy.get("type") != "Recreate"
+            else 0
+        )
+        if (
+            strategy.get("type") != "Recreate"
+            and unavail == 0
+            and int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True) == 0
+        ):
+            unavail = 1
+        old = d.get("status") or {}
+        conds = {c["type"]: c for c in old.get("conditions") or []}
+        now = now_rfc3339()
+
+        def cond(type_: str, status: str, reason: str, message: str, *, progress: bool = False) -> None:
+            prev = conds.get(type_)
+            c = {"type": type_, "status": status, "reason": reason, "message": message}
+            same = prev is not None and prev.get("status") == status
+            c["lastTransitionTime"] = prev["lastTransitionTime"] if same and prev else now
+            if (
+                prev is not None
+                and prev.get("reason") == reason
+                and prev.get("message") == message
+                and not progress
+            ):
+                c["lastUpdateTime"] = prev.get("lastUpdateTime", now)
+            else:
+                c["lastUpdateTime"] = now
+            conds[type_] = c
+
+        if available >= replicas - unavail:
+            cond(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
+            )
+        else:
+            cond(
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+            )
+        rs_name = new["metadata"]["name"] if new is not None else ""
+        complete = (
+            new is not None
+            and updated == replicas
+            and available >= replicas
+            and total == replicas
+            and st(new, "availableReplicas") >= replicas
+        )
+        prog = conds.get("Progressing")
+        snap = (
+            rs_name,
+            int(new["spec"].get("replicas", 0)) if new is not None else 0,
+            updated,
+            available,
+        )
+        progressed = created or self._snap.get((ns, name)) != snap
+        self._snap[(ns, name)] = snap
+        deadline = d["spec"].get("progressDeadlineSeconds")
+        if paused:
+            cond("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused")
+        elif complete:
+            cond(
+                "Progressing",
+                "True",
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{rs_name}" has successfully progressed.',
+            )
+        elif created:
+            cond(
+                "Progressing",
+                "True",
+                "NewReplicaSetCreated",
+                f'Created new replica set "{rs_name}"',
+                progress=True,
+            )
+        elif (
+            progressed
+            or prog is None
+            or prog.get("reason") in ("NewReplicaSetAvailable", "DeploymentPaused", "DeploymentResumed")
+        ):
+            cond(
+                "Progressing",
+                "True",
+                "ReplicaSetUpdated",
+                f'ReplicaSet "{rs_name}" is progressing.',
+                progress=True,
+            )
+        elif prog.get("reason") != "ProgressDeadlineExceeded" and deadline is not None:
+            last = parse_time(prog.get("lastUpdateTime", now))
+            if (dt.datetime.now(dt.UTC) - last).total_seconds() > int(deadline):
+                cond(
+                    "Progressing",
+                    "False",
+                    "ProgressDeadlineExceeded",
+                    f'ReplicaSet "{rs_name}" has timed out progressing.',
+                )
+        status = {
+            "observedGeneration": d["metadata"].get("generation", 1),
+            "replicas": total,
+            "updatedReplicas": updated,
+            "readyReplicas": ready,
+            "availableReplicas": available,
+            "unavailableReplicas": max(replicas - available, 0),
+            "conditions": [conds[k] for k in ("Available", "Progressing") if k in conds],
+        }
+        status = {k: v for k, v in status.items() if v or k in ("observedGeneration", "conditions")}
+        self.store.mutate(DEPLOY, ns, name, lambda o: o.__setitem__("status", status), status=True)

@@ -1,0 +1,105 @@
+"""The controller manager: store events and a periodic resync queue work for the controllers,
+run on the cluster's loop; garbage collection of what a deleted owner owned."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..storage.resources import BY_PATH
+from ..storage.store import Event, Obj
+from .daemonset import DaemonSetController
+from .deployment import DeploymentController
+from .replicaset import ReplicaSetController
+from .scheduler import schedule
+from .statefulset import StatefulSetController
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+PODS = BY_PATH[("", "pods")]
+RS = BY_PATH[("apps", "replicasets")]
+DEPLOY = BY_PATH[("apps", "deployments")]
+STS = BY_PATH[("apps", "statefulsets")]
+DS = BY_PATH[("apps", "daemonsets")]
+REVISIONS = BY_PATH[("apps", "controllerrevisions")]
+
+
+class Controllers:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        self.pending: set[tuple[str, str, str]] = set()
+        # deployments the controller leaves alone (benchmarks set their status by hand)
+        self.frozen: set[tuple[str, str]] = set()
+        self.deployments = DeploymentController(cluster, self.frozen)
+        self.replicasets = ReplicaSetController(cluster)
+        self.statefulsets = StatefulSetController(cluster)
+        self.daemonsets = DaemonSetController(cluster)
+        self.store.hooks.append(self._on_event)
+
+    # -- triggers ------------------------------------------------------------
+    def _on_event(self, ev: Event) -> None:
+        kind = ev.res.kind
+        meta = ev.obj["metadata"]
+        ns = ev.namespace
+        if kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            self.pending.add((kind, ns, meta["name"]))
+        elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
+            if kind == "ReplicaSet" and ev.type != "DELETED":
+                self.pending.add(("ReplicaSet", ns, meta["name"]))
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("controller"):
+                    self.pending.add((ref["kind"], ns, ref["name"]))
+            if (
+                kind == "Pod"
+                and ev.type != "DELETED"
+                and not ev.obj["spec"].get("nodeName")
+                and not meta.get("deletionTimestamp")
+            ):
+                self.pending.add(("Schedule", ns, meta["name"]))
+        elif kind == "Node":
+            for d in self.store.list(DS):
+                self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
+            for p in self.store.list(PODS):
+                if not p["spec"].get("nodeName"):
+                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
+        if ev.type == "DELETED":
+            self._collect_garbage(ev.obj)
+        self.cluster.wake()
+
+    def tick(self) -> None:
+        """Periodic resync: progress deadlines and availability depend on the clock."""
+        for res in (DEPLOY, STS, DS):
+            for d in self.store.list(res):
+                self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
+
+    def run_pending(self) -> bool:
+        worked = False
+        while self.pending:
+            kind, ns, name = self.pending.pop()
+            worked = True
+            if kind == "Deployment":
+                self.deployments.reconcile(ns, name)
+            elif kind == "ReplicaSet":
+                self.replicasets.reconcile(ns, name)
+            elif kind == "StatefulSet":
+                self.statefulsets.reconcile(ns, name)
+            elif kind == "DaemonSet":
+                self.daemonsets.reconcile(ns, name)
+            elif kind == "Schedule":
+                schedule(self.store, ns, name)
+        return worked
+
+    # -- garbage collection -----------------------------------------------------
+    def _collect_garbage(self, owner: Obj) -> None:
+        uid = owner["metadata"]["uid"]
+        for res in (RS, REVISIONS, PODS):
+            for o in self.store.list(res, owner["metadata"].get("namespace")):
+                if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
+                    self.cluster.delete_object(
+                        res,
+                        o["metadata"]["namespace"],
+                        o["metadata"]["name"],
+                        grace=None,
+                        propagation="Background",
+                    )

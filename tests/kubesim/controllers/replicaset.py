@@ -1,0 +1,91 @@
+"""The ReplicaSet controller: as many active pods as replicas, and the RS status."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from ..storage.resources import BY_PATH
+from ..storage.store import Obj
+from .podutil import SAFE, controller_ref, has_owner_ref, is_active, is_ready, parse_time
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+PODS = BY_PATH[("", "pods")]
+RS = BY_PATH[("apps", "replicasets")]
+
+
+class ReplicaSetController:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        self.rng = cluster.rng
+
+    def reconcile(self, ns: str, name: str) -> None:
+        rs = self.store.find(RS, ns, name)
+        if rs is None or rs["metadata"].get("deletionTimestamp"):
+            return
+        pods = [p for p in self.store.list(PODS, ns) if has_owner_ref(p, rs)]
+        active = [p for p in pods if is_active(p)]
+        want = int(rs["spec"].get("replicas", 1))
+        if len(active) < want:
+            for _ in range(want - len(active)):
+                self._create_pod(rs)
+        elif len(active) > want:
+
+            def rank(p: Obj) -> tuple[int, int, int, str]:
+                return (
+                    0 if not p["spec"].get("nodeName") else 1,
+                    0 if (p.get("status") or {}).get("phase") == "Pending" else 1,
+                    0 if not is_ready(p) else 1,
+                    # newest first
+                    "".join(chr(255 - ord(c)) for c in p["metadata"]["creationTimestamp"]),
+                )
+
+            for p in sorted(active, key=rank)[: len(active) - want]:
+                self.cluster.delete_object(
+                    PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
+                )
+        active = [p for p in self.store.list(PODS, ns) if has_owner_ref(p, rs) and is_active(p)]
+        ready = [p for p in active if is_ready(p)]
+        min_ready = int(rs["spec"].get("minReadySeconds", 0))
+        now = dt.datetime.now(dt.UTC)
+        available = [p for p in ready if min_ready == 0 or self._ready_since(p, now) >= min_ready]
+        status = {
+            "replicas": len(active),
+            "fullyLabeledReplicas": len(active),
+            "readyReplicas": len(ready),
+            "availableReplicas": len(available),
+            "observedGeneration": rs["metadata"].get("generation", 1),
+        }
+        status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
+        self.store.mutate(RS, ns, name, lambda o: o.__setitem__("status", status), status=True)
+
+    @staticmethod
+    def _ready_since(p: Obj, now: dt.datetime) -> float:
+        for c in (p.get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Ready" and c.get("lastTransitionTime"):
+                return (now - parse_time(c["lastTransitionTime"])).total_seconds()
+        return 0.0
+
+    def _create_pod(self, rs: Obj) -> None:
+        tpl = copy.deepcopy(rs["spec"]["template"])
+        meta = tpl.setdefault("metadata", {})
+        suffix = "".join(self.rng.choice(SAFE) for _ in range(5))
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{rs['metadata']['name']}-{suffix}",
+                "labels": meta.get("labels") or {},
+                "annotations": meta.get("annotations") or {},
+                "ownerReferences": [controller_ref(rs)],
+            },
+            "spec": tpl.get("spec") or {},
+            "status": {"phase": "Pending", "qosClass": "BestEffort"},
+        }
+        if not pod["metadata"]["annotations"]:
+            del pod["metadata"]["annotations"]
+        self.store.create(PODS, rs["metadata"]["namespace"], pod)

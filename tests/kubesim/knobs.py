@@ -1,0 +1,79 @@
+"""How a cluster behaves (Knobs), the faults a test injects (Fault), and the request counters."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Knobs:
+    api_latency: float = 0.0
+    # An exec's round trip: nothing reaches the client before it has passed. The command runs
+    # within it (as on a real node, where the round trip and the command overlap from the
+    # client's side), or only after it with `exec_command_after_latency` (the bench shows both:
+    # here the command's CPU is the client's own machine's).
+    exec_latency: float = 0.0
+    exec_command_after_latency: bool = False
+    pod_start_delay: float = 0.0
+    sync_period: float = 60.0  # kubelet configMap/secret volume refresh
+    bookmark_interval: float = 1.0
+    watch_drop_after: int | None = None  # abort the next watch stream after N events
+    # Seeded random faults on every API request (REST, watches and exec upgrades alike): each
+    # request is answered with one of `fault_mix` instead of being served with probability
+    # `fault_rate`. The draw hashes (seed, method, path, how often that path was asked), so the
+    # same request sequence meets the same faults whatever the thread interleaving.
+    # Kinds: "500", "503", "429" (Retry-After: 1), "reset" (connection aborted), "403" (the
+    # warming-up apiserver's `... is forbidden: not yet ready to handle request`).
+    fault_rate: float = 0.0
+    fault_seed: int = 0
+    fault_mix: tuple[str, ...] = ("500", "503", "429", "reset")
+    exec_hang: set[str] = field(default_factory=set)  # pods whose execs upgrade, then never answer
+    # pods whose next exec finds its container not running (a crash between list and exec): the
+    # kubelet refuses it as it does any container that is not running
+    exec_not_running: set[str] = field(default_factory=set)
+    # pods whose exec requests are held without any answer, not even the upgrade (a kubelet that
+    # accepted the stream and wedged)
+    exec_hang_upgrade: set[str] = field(default_factory=set)
+    # pods force-deleted (grace 0, as `kubectl delete --force`) while their next exec runs
+    delete_during_exec: set[str] = field(default_factory=set)
+    # pods force-deleted as their next pods/proxy request arrives
+    delete_during_proxy: set[str] = field(default_factory=set)
+    # Kubernetes 1.35's AuthorizePodWebsocketUpgradeCreatePermission (on by default there): a
+    # WebSocket exec, authorised as `get pods/exec`, also needs `create pods/exec`. On here, so
+    # tests meet both denials; off is what clusters before 1.35 do
+    websocket_exec_needs_create: bool = True
+    # a mutating admission webhook (a policy engine) stamping every Deployment template written
+    # through the API: the stored template is never exactly the one the client sent
+    mutating_webhook: bool = False
+    crashloop_backoff_max: float = 5.0
+    bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
+    crash_image_markers: tuple[str, ...] = ("crashloop",)
+    proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
+
+
+@dataclass
+class Fault:
+    # "status" | "reset" (dropped unserved) | "reset-after" (served, then dropped before the
+    # answer) | "expired" (a watch answered with the 410 ERROR event) | "watch-error" (a watch
+    # answered with an ERROR event of `status`, as etcd's leader change sends 500)
+    kind: str
+    status: int = 500
+    retry_after: int = 1
+    match: str = ""  # regex on "VERB resource" (e.g. "list pods") or the path
+    method: str = ""
+    times: int = 1
+    message: str = ""  # the Status message instead of the code's usual one
+
+
+@dataclass
+class Requests:
+    """Request counts by (verb, resource[/sub]), e.g. ("create", "pods/exec")."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def __getitem__(self, key: tuple[str, str]) -> int:
+        return self.counts[key]
+
+    def total(self) -> int:
+        return sum(self.counts.values())

@@ -1,0 +1,82 @@
+"""A container as the runtime sees it: its state and its pod's, the default PATH, images without a
+shell, finding a binary inside the container's root, and resolving a named container port."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..storage.store import Obj
+from .sandbox import Sandbox
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SHELLLESS = ("distroless", "scratch")
+
+
+def shell_less(image: str) -> bool:
+    return any(m in image for m in SHELLLESS)
+
+
+def resolve_binary(name: str, root: str, path: str) -> str | None:
+    """Find an executable as execve + PATH lookup would, inside `root` (a container's /proc/PID/root)."""
+    if "/" in name:
+        p = os.path.join(root, name.lstrip("/"))
+        return name if os.path.isfile(p) and os.access(p, os.X_OK) else None
+    for d in path.split(":"):
+        if not d:
+            continue
+        p = os.path.join(root, d.lstrip("/"), name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return os.path.join(d, name)
+    return None
+
+
+def container_port(container: Obj, port: Any) -> int | None:
+    """An IntOrString port: a number, or the containerPort of one of `container`'s named ports."""
+    if isinstance(port, int):
+        return port
+    if isinstance(port, str) and port.isdigit():
+        return int(port)
+    for p in container.get("ports") or []:
+        if p.get("name") == port:
+            return int(p["containerPort"])
+    return None
+
+
+# -- runtime state ---------------------------------------------------------------------------
+
+
+@dataclass
+class ContainerRuntime:
+    name: str
+    image: str
+    pid: int | None = None
+    proc: asyncio.subprocess.Process | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    state: str = "waiting"  # waiting | running | terminated
+    reason: str = "ContainerCreating"
+    message: str = ""
+    started_at: str = ""
+    restarts: int = 0
+    last_exit: dict[str, Any] | None = None
+    container_id: str = ""
+    log_paths: list[Path] = field(default_factory=list)
+    ready: bool = False  # running and (no readinessProbe, or the probe passed)
+
+
+@dataclass
+class PodRuntime:
+    uid: str
+    namespace: str
+    name: str
+    pod: Obj
+    dir: Path
+    containers: dict[str, ContainerRuntime] = field(default_factory=dict)
+    volumes: dict[str, Path] = field(default_factory=dict)
+    task: asyncio.Task[None] | None = None
+    stopping: bool = False
+    ip: str = ""
+    sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)

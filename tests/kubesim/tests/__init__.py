@@ -1,0 +1,1 @@
+"""kubesim's own tests: the real kubectl and the official Python client against it."""
