@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl
-from tests.helpers import cache_keepers, deployment, run_verify, secret
-from tests.kubesim.cluster import Cluster, Fault
+from tests.kubesim import Cluster, Fault
+from tests.support.helpers import cache_keepers, deployment, run_verify, secret
+from tests.support.kubectl import Kubectl
 
-MANIFESTS = Path(__file__).parent / "manifests"
+MANIFESTS = Path(__file__).parent.parent / "manifests"
 CREDENTIAL = "feature-credential-planted-8d2e"
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
