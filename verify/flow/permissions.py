@@ -13,18 +13,24 @@ from verify.kube.access import Rule
 from verify.kube.kinds import PLURAL
 
 
+def reads_template(plan: TargetPlan, *, restart: bool) -> bool:
+    """Whether the rules depend on the workload's template: --from-spec reads every source it
+    names, and judging whether a restart can add a missing env key reads the sources env draws on."""
+    return plan.from_spec or (restart and bool(plan.expect_env))
+
+
 def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: bool) -> list[Rule]:
-    """`workload` (its template names the sources --from-spec reads) may be None when not read."""
+    """`workload` (its template names the sources to read) may be None when not read."""
     kind, name = plan.ref.kind, plan.ref.name
     plural = PLURAL[kind]
     rules = [
         Rule("get", plural, "apps", name=name),
         Rule("watch", plural, "apps", name=name),
         Rule("list", "pods"),
-        # a WebSocket exec is authorised as `get`, and from Kubernetes 1.35 also as `create`
-        Rule("get", "pods", subresource="exec"),
-        Rule("create", "pods", subresource="exec"),
     ]
+    if plan.from_spec or plan.expect_env or plan.expect_file:
+        # a WebSocket exec is authorised as `get`, and from Kubernetes 1.35 also as `create`
+        rules += [Rule("get", "pods", subresource="exec"), Rule("create", "pods", subresource="exec")]
     if kind == "deployment":
         rules.append(Rule("list", "replicasets", "apps"))
     elif kind == "daemonset":
@@ -37,7 +43,7 @@ def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: boo
     sources |= {
         ("configmap", c.equals_configmap.partition("/")[0]) for c in plan.expect_http if c.equals_configmap
     }
-    if plan.from_spec and workload is not None:
+    if reads_template(plan, restart=restart) and workload is not None:
         sources |= referenced_objects(pod_spec=objects.pod_spec(workload))
     for kind_of, source in sorted(sources):
         rules.append(Rule("get", "configmaps" if kind_of == "configmap" else "secrets", name=source))

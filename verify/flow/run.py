@@ -11,13 +11,13 @@ from typing import Protocol
 from verify import errors
 from verify.config.job import Job, TargetPlan, plan_target
 from verify.exitcodes import ExitCode
-from verify.flow.permissions import needed
+from verify.flow.permissions import needed, reads_template
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.state import Log, RunContext
 from verify.flow.workload import verify_workload
 from verify.kube import retry
-from verify.kube.access import Rule, denied
+from verify.kube.access import Rule, denied, whoami
 from verify.kube.api import Api
 from verify.kube.cancel import Cancel
 from verify.kube.connection import Connection
@@ -79,24 +79,27 @@ def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
     every missing rule as `kubectl auth can-i` asks it, per namespace."""
     by_namespace: dict[str, list[Rule]] = {}
     for plan, ns in work:
-        workload = None
-        if plan.from_spec:
-            workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
         restart = plan.restart == "once"
+        workload = None
+        if reads_template(plan, restart=restart):
+            workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
         by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
-    lines = []
+    lines, only_patches = [], True
     for ns, rules in by_namespace.items():
         missing = denied(api, namespace=ns, rules=rules)
         if missing:
             shown = ", ".join(f"`{r.phrase()}`" for r in missing)
             lines.append(f"in namespace {ns}: {shown}")
+            only_patches = only_patches and all(r.verb == "patch" for r in missing)
     if not lines:
         return ""
+    who = whoami(api)
+    fix = "grant them (examples/rbac.yaml, examples/rbac-workloads.yaml)"
+    if only_patches:
+        fix += " or pass --restart never"
     return (
-        "forbidden: the credentials lack permissions the run needs (checked before waiting), "
-        + "; ".join(lines)
-        + "; grant them (examples/rbac.yaml, examples/rbac-workloads.yaml) or use --restart never "
-        "where only the patch is missing"
+        f"forbidden: {who or 'the credentials'} lack{'s' if who else ''} permissions the run needs "
+        f"(checked before waiting), {'; '.join(lines)}; {fix}"
     )
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from verify import errors
 from verify.kube.api import Api
+from verify.redact import one_line
 
 REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+WHO = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 _PARALLEL = 8
 
 
@@ -68,3 +70,17 @@ def denied(api: Api, *, namespace: str, rules: Sequence[Rule]) -> list[Rule] | N
     except errors.VerifyError:
         return None
     return [rule for rule, allowed in zip(wanted, answers, strict=True) if not allowed]
+
+
+def whoami(api: Api) -> str:
+    """The user the API server sees (`kubectl auth whoami`), or "" when it will not say."""
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        answer = api.post(WHO, body)
+    except errors.Cancelled:
+        raise
+    except errors.VerifyError:
+        return ""
+    user = answer.get("status", {}).get("userInfo", {}) if isinstance(answer, dict) else {}
+    name = user.get("username") if isinstance(user, dict) else None
+    return one_line(name) if isinstance(name, str) else ""
