@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
-from ..storage.selection import labels_match, parse_label_selector
+from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
 from .admission import prepare, webhook
 from .auth import USER
@@ -230,9 +230,20 @@ class ApiServer:
         rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
         if sub is None:
             rbac_res = res.plural
-        if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
+        authz_name = name or ""
+        if not name and verb in ("list", "watch"):
+            # a list/watch narrowed to one object by `fieldSelector=metadata.name=X` is authorised
+            # for that name (apiserver/pkg/endpoints/request/requestinfo.go), so a Role's
+            # resourceNames can grant `kubectl get deploy web -w` and rollout-verify's wait
+            exact = [
+                v
+                for k, op, v in parse_field_selector(request.query.get("fieldSelector", ""))
+                if k == "metadata.name" and op == "="
+            ]
+            authz_name = exact[0] if exact else ""
+        if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", authz_name):
             raise ApiError.forbidden(
-                user=user.name, verb=verb, res=res, sub=sub or "", name=name or "", namespace=ns
+                user=user.name, verb=verb, res=res, sub=sub or "", name=authz_name, namespace=ns
             )
         if (
             sub == "exec"

@@ -15,6 +15,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
 from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import deployment
 from tests.support.kubectl import Kubectl
 
 SA = "system:serviceaccount:default:verifier"
@@ -79,6 +80,39 @@ def test_can_i_answers_from_rbac_objects_for_a_token_from_create_token(
     assert can_i(kubectl, "get", "/logs") == yes
     # -q answers by the exit code only
     assert sa.run("auth", "can-i", "create", "pods", "--subresource=exec", "-q", check=False).returncode == 1
+
+
+def test_a_list_or_watch_narrowed_to_one_name_is_authorised_for_that_name(
+    cluster: Cluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """As the apiserver's RequestInfo: `fieldSelector=metadata.name=web` makes a list or watch a
+    request for `web`, which a Role's resourceNames can grant (and can-i agrees)."""
+    least_privilege(kubectl)
+    kubectl("apply", "-f", "-", input=json.dumps(deployment("web", replicas=1)))
+    sa, token = sa_kubectl(cluster, kubectl, tmp_path)
+    assert can_i(sa, "watch", "deployments.apps/web") == (0, "yes")
+    assert can_i(sa, "watch", "deployments.apps") == (1, "no")
+    with httpx.Client(
+        base_url=cluster.url,
+        verify=ssl.create_default_context(cafile=str(cluster.ca_path)),
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ) as http:
+        path = "/apis/apps/v1/namespaces/default/deployments"
+        one = {"watch": "1", "fieldSelector": "metadata.name=web", "timeoutSeconds": "1"}
+        assert http.get(path, params=one).status_code == 200
+        r = http.get(path, params={**one, "fieldSelector": "metadata.name=other"})
+        assert (r.status_code, r.json()["message"]) == (
+            403,
+            f'deployments.apps "other" is forbidden: User "{SA}" cannot watch resource "deployments" in API '
+            'group "apps" in the namespace "default"',
+        )
+        r = http.get(path, params={"watch": "1", "timeoutSeconds": "1"})
+        assert (r.status_code, r.json()["message"]) == (
+            403,
+            f'deployments.apps is forbidden: User "{SA}" cannot watch resource "deployments" in API group "apps" '
+            'in the namespace "default"',
+        )
 
 
 def test_can_i_list_shows_the_rules_of_the_namespace(
