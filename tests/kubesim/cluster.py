@@ -286,8 +286,9 @@ class Cluster:
         return token
 
     def serviceaccount_token(self, namespace: str, name: str) -> str:
-        """A token for `system:serviceaccount:NS:NAME`, authorised by Role/RoleBinding objects only."""
-        return self.add_user(f"system:serviceaccount:{namespace}:{name}", [])
+        """A token for `system:serviceaccount:NS:NAME` (in its groups), authorised by RBAC objects
+        only; `kubectl create token` gets one the same way (apiserver/tokenrequest.py)."""
+        return self.auth.add_serviceaccount(namespace, name)
 
     # -- faults and counters ---------------------------------------------------
     def inject(self, fault: Fault) -> None:

@@ -46,6 +46,10 @@ class Knobs:
     # a mutating admission webhook (a policy engine) stamping every Deployment template written
     # through the API: the stored template is never exactly the one the client sent
     mutating_webhook: bool = False
+    # authorization.k8s.io (SelfSubjectAccessReview, SelfSubjectRulesReview) served and listed in
+    # discovery; off, a server without it (404), as a client meets behind a proxy that only
+    # forwards resource APIs
+    access_reviews: bool = True
     crashloop_backoff_max: float = 5.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)

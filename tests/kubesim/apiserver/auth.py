@@ -1,8 +1,18 @@
-"""Bearer tokens and a small RBAC: static rules per user, or real Role/RoleBinding objects; the
-request key the authenticated user is kept under."""
+"""Bearer tokens and a small RBAC: static rules per user, real Role/RoleBinding objects, and the
+default ClusterRoleBindings every apiserver bootstraps for its built-in groups; the request key
+the authenticated user is kept under.
+
+Rules are resolved as kubernetes/kubernetes pkg/registry/rbac/validation/rule.go does
+(VisitRulesFor: cluster-wide bindings, then the namespace's RoleBindings; describeSubject) and
+matched as plugin/pkg/auth/authorizer/rbac/rbac.go (RuleAllows) and pkg/apis/rbac/v1/
+evaluation_helpers.go do. The answers of SelfSubjectAccessReviews and SelfSubjectRulesReviews
+(reviews.py) come from the same resolution as the authorisation of every request."""
 
 from __future__ import annotations
 
+import secrets
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +25,10 @@ if TYPE_CHECKING:
 
 # the authenticated user of a request (set by the API server's middleware)
 USER: web.RequestKey[Any] = web.RequestKey("user", object)
+
+AUTHENTICATED = "system:authenticated"
+SERVICEACCOUNTS = "system:serviceaccounts"
+PolicyRule = dict[str, list[str]]
 
 
 @dataclass(frozen=True)
@@ -50,12 +64,95 @@ class Rule:
             and (self.namespaces is None or namespace in self.namespaces)
         )
 
+    def policy(self) -> PolicyRule:
+        """As an RBAC PolicyRule (what a SelfSubjectRulesReview lists)."""
+        return {
+            "verbs": sorted(self.verbs),
+            "apiGroups": sorted(self.groups),
+            "resources": sorted(self.resources),
+        }
+
 
 @dataclass
 class User:
     name: str
-    rules: list[Rule] | None = None  # None: cluster-admin
+    rules: list[Rule] | None = None  # None: cluster-admin (system:masters)
     groups: list[str] = field(default_factory=list)
+    uid: str = ""
+    extra: dict[str, list[str]] = field(default_factory=dict)
+    expires: float | None = None  # time.time() from which the token no longer authenticates
+    bound: tuple[str, str, str, str] | None = None  # (plural, namespace, name, uid) it lives with
+
+    @property
+    def all_groups(self) -> list[str]:
+        """The groups the apiserver sees: its authenticated-group adder puts every authenticated
+        user in system:authenticated."""
+        return self.groups if AUTHENTICATED in self.groups else [*self.groups, AUTHENTICATED]
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What one request (or one SelfSubjectAccessReview) asks to do."""
+
+    verb: str
+    namespace: str = ""
+    group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    path: str = ""  # a non-resource request (e.g. /healthz) when resource_request is False
+    resource_request: bool = True
+
+
+# The default ClusterRoleBindings that hold for every cluster's built-in groups, as
+# (binding and ClusterRole name, group, rules): plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+# policy.go (and its testdata/cluster-roles.yaml, cluster-role-bindings.yaml).
+_DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*"]
+_PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
+_ISSUER_URLS = [
+    "/.well-known/openid-configuration",
+    "/.well-known/openid-configuration/",
+    "/openid/v1/jwks",
+    "/openid/v1/jwks/",
+]
+BOOTSTRAP: tuple[tuple[str, str, tuple[PolicyRule, ...]], ...] = (
+    (
+        "cluster-admin",
+        "system:masters",
+        (
+            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+            {"verbs": ["*"], "nonResourceURLs": ["*"]},
+        ),
+    ),
+    (
+        "system:basic-user",
+        AUTHENTICATED,
+        (
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+            },
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authentication.k8s.io"],
+                "resources": ["selfsubjectreviews"],
+            },
+        ),
+    ),
+    (
+        "system:discovery",
+        AUTHENTICATED,
+        ({"verbs": ["get"], "nonResourceURLs": sorted({*_DISCOVERY_URLS, *_PUBLIC_URLS})},),
+    ),
+    ("system:public-info-viewer", AUTHENTICATED, ({"verbs": ["get"], "nonResourceURLs": _PUBLIC_URLS},)),
+    (
+        "system:service-account-issuer-discovery",
+        SERVICEACCOUNTS,
+        ({"verbs": ["get"], "nonResourceURLs": _ISSUER_URLS},),
+    ),
+)
+_CLUSTER_ROLES = {name: rules for name, _, rules in BOOTSTRAP}
 
 
 class Authorizer:
@@ -66,47 +163,112 @@ class Authorizer:
     def add(self, token: str, user: User) -> None:
         self.tokens[token] = user
 
+    def add_serviceaccount(self, namespace: str, name: str, *, token: str | None = None, **kw: Any) -> str:
+        """A token for `system:serviceaccount:NS:NAME` in the groups the ServiceAccount token
+        authenticator gives it; authorised by RBAC objects (and the default bindings) only."""
+        token = token or secrets.token_hex(16)
+        groups = [SERVICEACCOUNTS, f"{SERVICEACCOUNTS}:{namespace}"]
+        self.add(token, User(f"system:serviceaccount:{namespace}:{name}", [], groups, **kw))
+        return token
+
     def authenticate(self, header: str | None) -> User | None:
         # the apiserver compares the scheme case-insensitively (the in-cluster loader sends "bearer")
         scheme, _, token = (header or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return self.tokens.get(token.strip())
+        user = self.tokens.get(token.strip())
+        if user is None:
+            return None
+        if user.expires is not None and time.time() >= user.expires:
+            return None  # an expired token: 401, as the token authenticator's "token is expired"
+        if user.bound is not None:
+            plural, namespace, name, uid = user.bound
+            obj = self.store.find(BY_PATH[("", plural)], namespace, name)
+            if obj is None or obj["metadata"]["uid"] != uid:
+                return None  # its pod or secret is gone: the token died with it
+        return user
 
     def allowed(
         self, user: User, verb: str, group: str, resource: str, namespace: str, name: str = ""
     ) -> bool:
-        if user.rules is None:
-            return True
-        if any(r.allows(verb, group, resource, namespace) for r in user.rules):
-            return True
-        return self._rbac_objects(user, verb, group, resource, namespace, name)
+        """`resource` may carry its subresource: `pods/exec`."""
+        res, _, sub = resource.partition("/")
+        attrs = Attributes(verb, namespace, group, res, sub, name)
+        return self.decide(user, attrs)[0]
 
-    def _rbac_objects(
-        self, user: User, verb: str, group: str, resource: str, namespace: str, name: str
-    ) -> bool:
-        if not namespace:
-            return False
+    def decide(self, user: User, attrs: Attributes) -> tuple[bool, str]:
+        """(allowed, reason) as the apiserver's authorizer chain answers: system:masters by the
+        privileged-group authorizer (no reason), then RBAC ("RBAC: allowed by ..."); a request
+        no rule allows gets no opinion and no reason."""
+        if user.rules is None:
+            return True, ""
+        for source, rule in self.rules_for(user, attrs.namespace):
+            if rule_allows(attrs, rule):
+                return True, f"RBAC: allowed by {source}"
+        return False, ""
+
+    def rules_for(self, user: User, namespace: str) -> Iterator[tuple[str, PolicyRule]]:
+        """(source, rule) for every rule that applies to the user in the namespace ("" for the
+        cluster scope)."""
+        for r in user.rules or []:
+            if r.namespaces is None or namespace in r.namespaces:
+                yield f'kubesim rule of User "{user.name}" (Cluster.add_user)', r.policy()
+        groups = user.all_groups
+        if user.rules is None and "system:masters" not in groups:
+            groups = [*groups, "system:masters"]  # a cluster-admin token
+        for binding, group, rules in BOOTSTRAP:
+            if group in groups:
+                for rule in rules:
+                    yield (
+                        f'ClusterRoleBinding "{binding}" of ClusterRole "{binding}" to Group "{group}"',
+                        rule,
+                    )
+        if namespace:
+            yield from self._role_bindings(user, namespace)
+
+    def _role_bindings(self, user: User, namespace: str) -> Iterator[tuple[str, PolicyRule]]:
         roles = BY_PATH[("rbac.authorization.k8s.io", "roles")]
         bindings = BY_PATH[("rbac.authorization.k8s.io", "rolebindings")]
         for rb in self.store.list(bindings, namespace):
-            if not any(_subject_is(s, user, namespace) for s in rb.get("subjects") or []):
+            subject = next((s for s in rb.get("subjects") or [] if _subject_is(s, user, namespace)), None)
+            if subject is None:
                 continue
             ref = rb.get("roleRef") or {}
-            if ref.get("kind") != "Role":
+            rules: Any = None
+            if ref.get("kind") == "Role":
+                role = self.store.find(roles, namespace, ref.get("name", ""))
+                rules = None if role is None else role.get("rules") or []
+            elif ref.get("kind") == "ClusterRole":
+                rules = _CLUSTER_ROLES.get(ref.get("name", ""))
+            if rules is None:
                 continue
-            role = self.store.find(roles, namespace, ref.get("name", ""))
-            if role is None:
-                continue
-            for r in role.get("rules") or []:
-                if (
-                    _has(r.get("verbs"), verb)
-                    and _has(r.get("apiGroups"), group)
-                    and _has(r.get("resources"), resource)
-                    and (not r.get("resourceNames") or name in r["resourceNames"])
-                ):
-                    return True
+            source = (
+                f'RoleBinding "{rb["metadata"]["name"]}/{namespace}" of {ref["kind"]} "{ref.get("name")}" '
+                f"to {_describe(subject, namespace)}"
+            )
+            for rule in rules:
+                yield source, rule
+
+
+def rule_allows(attrs: Attributes, rule: PolicyRule) -> bool:
+    if not _has(rule.get("verbs"), attrs.verb):
         return False
+    if not attrs.resource_request:
+        return any(
+            u == "*" or u == attrs.path or (u.endswith("*") and attrs.path.startswith(u.rstrip("*")))
+            for u in rule.get("nonResourceURLs") or []
+        )
+    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    resources = rule.get("resources") or []
+    return (
+        _has(rule.get("apiGroups"), attrs.group)
+        and (
+            "*" in resources
+            or combined in resources
+            or bool(attrs.subresource and f"*/{attrs.subresource}" in resources)
+        )
+        and (not rule.get("resourceNames") or attrs.name in rule["resourceNames"])
+    )
 
 
 def _has(values: list[str] | None, v: str) -> bool:
@@ -121,5 +283,11 @@ def _subject_is(subject: dict[str, str], user: User, namespace: str) -> bool:
     if kind == "User":
         return user.name == subject.get("name")
     if kind == "Group":
-        return subject.get("name") in user.groups
+        return subject.get("name") in user.all_groups
     return False
+
+
+def _describe(subject: dict[str, str], namespace: str) -> str:
+    if subject.get("kind") == "ServiceAccount":
+        return f'ServiceAccount "{subject.get("name")}/{subject.get("namespace") or namespace}"'
+    return f'{subject.get("kind")} "{subject.get("name")}"'

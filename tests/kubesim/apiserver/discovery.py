@@ -7,7 +7,7 @@ import re
 from aiohttp import web
 
 from ..storage.errors import ApiError
-from ..storage.resources import RESOURCES, api_group_list, resource_list
+from ..storage.resources import api_group_list, resource_list, served
 from .openapi import documents
 from .responses import json_response
 
@@ -24,8 +24,9 @@ VERSION_INFO = {
 }
 
 
-def discovery_response(request: web.Request, path: str) -> web.Response | None:
-    """The answer to a discovery path; None for any other path."""
+def discovery_response(request: web.Request, path: str, *, reviews: bool = True) -> web.Response | None:
+    """The answer to a discovery path; None for any other path. Without `reviews`, as a server
+    that does not serve authorization.k8s.io (Knobs.access_reviews)."""
     if path == "/version":
         return json_response(VERSION_INFO)
     if path == "/api":
@@ -37,15 +38,15 @@ def discovery_response(request: web.Request, path: str) -> web.Response | None:
             }
         )
     if path == "/apis":
-        return json_response(api_group_list())
+        return json_response(api_group_list(reviews))
     if path == "/api/v1":
-        return json_response(resource_list("", "v1"))
+        return json_response(resource_list("", "v1", reviews))
     m = re.match(r"^/apis/([^/]+)/([^/]+)$", path)
-    if m and any(r.group == m.group(1) and r.version == m.group(2) for r in RESOURCES):
-        return json_response(resource_list(m.group(1), m.group(2)))
+    if m and any(r.group == m.group(1) and r.version == m.group(2) for r in served(reviews)):
+        return json_response(resource_list(m.group(1), m.group(2), reviews))
     m2 = re.match(r"^/apis/([^/]+)$", path)
     if m2:
-        for g in api_group_list()["groups"]:  # type: ignore[attr-defined]
+        for g in api_group_list(reviews)["groups"]:  # type: ignore[attr-defined]
             if g["name"] == m2.group(1):
                 return json_response({"kind": "APIGroup", "apiVersion": "v1", **g})
     if path == "/openapi/v3" or path.startswith("/openapi/v3/"):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..storage.errors import ApiError
-from ..storage.resources import BY_PATH, RESOURCES, Resource
-from ..storage.selection import labels_match, parse_label_selector
+from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
+from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
 from .admission import prepare, webhook
 from .auth import USER
@@ -23,9 +23,12 @@ from .listwatch import ListWatch
 from .patch import apply_patch
 from .pod_exec import handle_exec
 from .pod_log import log_response
+from .protobuf_body import decode as decode_protobuf
 from .proxy import PROXY_PATH, Proxy, proxy_verb
 from .responses import flag, json_response, status_response
+from .reviews import review
 from .services import admit_service
+from .tokenrequest import token_request
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -174,7 +177,7 @@ class ApiServer:
     # -- routing -----------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
-        found = discovery_response(request, path)
+        found = discovery_response(request, path, reviews=self.cluster.knobs.access_reviews)
         if found is not None:
             return found
 
@@ -198,6 +201,9 @@ class ApiServer:
             and plural not in {r.plural for r in RESOURCES if r.namespaced}
         ):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        reviewed = REVIEWS_BY_PATH.get((group, plural))
+        if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
+            return await self._review(request, reviewed, ns, name)
         res = BY_PATH.get((group, plural))
         if res is None:
             # /api/v1/namespaces/{ns} and /api/v1/namespaces/{ns}/status
@@ -224,9 +230,20 @@ class ApiServer:
         rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
         if sub is None:
             rbac_res = res.plural
-        if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", name or ""):
+        authz_name = name or ""
+        if not name and verb in ("list", "watch"):
+            # a list/watch narrowed to one object by `fieldSelector=metadata.name=X` is authorised
+            # for that name (apiserver/pkg/endpoints/request/requestinfo.go), so a Role's
+            # resourceNames can grant `kubectl get deploy web -w` and rollout-verify's wait
+            exact = [
+                v
+                for k, op, v in parse_field_selector(request.query.get("fieldSelector", ""))
+                if k == "metadata.name" and op == "="
+            ]
+            authz_name = exact[0] if exact else ""
+        if not self.cluster.auth.allowed(user, verb, res.group, rbac_res, ns or "", authz_name):
             raise ApiError.forbidden(
-                user=user.name, verb=verb, res=res, sub=sub or "", name=name or "", namespace=ns
+                user=user.name, verb=verb, res=res, sub=sub or "", name=authz_name, namespace=ns
             )
         if (
             sub == "exec"
@@ -239,6 +256,15 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "token":
+            if method != "POST":
+                raise ApiError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+                )
+            body = await self._body(request)
+            return json_response(
+                token_request(self.cluster.auth, self.store, ns or "", name or "", body), 201
+            )
         if sub == "log":
             return log_response(request, self.cluster, ns or "", name or "")
         if sub == "scale":
@@ -294,17 +320,30 @@ class ApiServer:
             "the server does not allow this method on the requested resource",
         )
 
+    async def _review(
+        self, request: web.Request, res: Resource, ns: str | None, name: str | None
+    ) -> web.Response:
+        """A self-review (reviews.py): cluster-scoped, create only, allowed to every
+        authenticated user by the default system:basic-user binding."""
+        if ns is not None or name is not None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if request.method != "POST":
+            raise ApiError(
+                405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+            )
+        user = request[USER]
+        if not self.cluster.auth.allowed(user, "create", res.group, res.plural, ""):
+            raise ApiError.forbidden(user=user.name, verb="create", res=res, sub="", name="", namespace=None)
+        body = await self._body(request)
+        return json_response(review(self.cluster.auth, res, user, body), 201)
+
     # -- verbs ------------------------------------------------------------
     async def _body(self, request: web.Request) -> Obj:
-        if "protobuf" in request.headers.get("Content-Type", ""):
-            # kubesim speaks JSON (and YAML) only, as an apiserver serving a custom resource does
-            raise ApiError(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types include: "
-                "application/json, application/yaml",
-            )
         raw = await request.read()
+        if "protobuf" in request.headers.get("Content-Type", ""):
+            # JSON (and YAML) only, as for a custom resource, but for the few kinds kubectl's
+            # typed auth/RBAC commands send as protobuf (protobuf_body.py); others get 415
+            return decode_protobuf(raw)
         try:
             body = json.loads(raw or b"{}")
         except ValueError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,6 +63,24 @@ class ApiError(Exception):
                 "name": name,
                 "kind": kind,
                 "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}],
+            },
+        )
+
+    @classmethod
+    def field_invalid(cls, group: str, kind: str, field: str, value: Any, detail: str) -> ApiError:
+        """NewInvalid(GroupKind, "", field.Invalid(...)): an object with no name (a review, a
+        TokenRequest), e.g. `TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds:
+        Invalid value: 60: may not specify a duration less than 10 minutes`."""
+        shown = '"null"' if value is None else json.dumps(value) if not isinstance(value, int) else str(value)
+        cause = f"Invalid value: {shown}: {detail}"
+        return cls(
+            422,
+            "Invalid",
+            f'{kind}.{group} "" is invalid: {field}: {cause}',
+            {
+                "group": group,
+                "kind": kind,
+                "causes": [{"reason": "FieldValueInvalid", "message": cause, "field": field}],
             },
         )
 

@@ -15,6 +15,7 @@ class Resource:
     short: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     singular: str = ""
+    verbs: tuple[str, ...] = ()  # the discovery document's verbs; empty: VERBS
 
     @property
     def api_version(self) -> str:
@@ -37,7 +38,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "services", "Service", True, ("svc",), ("proxy", "status")),
     Resource("", "v1", "endpoints", "Endpoints", True, ("ep",), singular="endpoints"),
     Resource("", "v1", "events", "Event", True, ("ev",)),
-    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), ("token",)),
     Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
@@ -60,17 +61,48 @@ CATEGORY_ALL = {
 BY_PATH: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 
+# Create-only kinds with no storage, answered about the requesting user (apiserver/reviews.py).
+# Kept out of RESOURCES: nothing lists, watches or stores them.
+REVIEWS: tuple[Resource, ...] = (
+    Resource(
+        "authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        False,
+        verbs=("create",),
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        False,
+        verbs=("create",),
+    ),
+)
+REVIEWS_BY_PATH: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in REVIEWS}
+ACCESS_REVIEWS_GROUP = "authorization.k8s.io"
 
-def group_versions() -> dict[str, str]:
+
+def served(reviews: bool = True) -> tuple[Resource, ...]:
+    """Every kind discovery lists; without `reviews`, as a server without authorization.k8s.io."""
+    return RESOURCES + tuple(r for r in REVIEWS if reviews or r.group != ACCESS_REVIEWS_GROUP)
+
+
+def group_versions(reviews: bool = True) -> dict[str, str]:
     out: dict[str, str] = {}
-    for r in RESOURCES:
+    for r in served(reviews):
         out[r.group] = r.version
     return out
 
 
-def resource_list(group: str, version: str) -> dict[str, object]:
+def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, object]:
     items: list[dict[str, object]] = []
-    for r in RESOURCES:
+    for r in served(reviews):
         if r.group != group or r.version != version:
             continue
         items.append(
@@ -79,13 +111,14 @@ def resource_list(group: str, version: str) -> dict[str, object]:
                 "singularName": r.singular or r.kind.lower(),
                 "namespaced": r.namespaced,
                 "kind": r.kind,
-                "verbs": VERBS,
+                "verbs": list(r.verbs) or VERBS,
                 **({"shortNames": list(r.short)} if r.short else {}),
                 **({"categories": ["all"]} if (r.group, r.plural) in CATEGORY_ALL else {}),
             }
         )
         for sub in r.subresources:
             verbs = {
+                "token": ["create"],
                 "exec": ["create", "get"],
                 "log": ["get"],
                 "proxy": ["create", "delete", "get", "patch", "update"],
@@ -93,6 +126,7 @@ def resource_list(group: str, version: str) -> dict[str, object]:
                 "scale": ["get", "patch", "update"],
             }[sub]
             kind = {
+                "token": "TokenRequest",
                 "exec": "PodExecOptions",
                 "log": "Pod",
                 "scale": "Scale",
@@ -105,6 +139,8 @@ def resource_list(group: str, version: str) -> dict[str, object]:
                     "namespaced": r.namespaced,
                     "kind": kind,
                     "verbs": verbs,
+                    # a subresource of another group's kind names it, as the apiserver does
+                    **({"group": "authentication.k8s.io", "version": "v1"} if sub == "token" else {}),
                 }
             )
     return {
@@ -115,9 +151,9 @@ def resource_list(group: str, version: str) -> dict[str, object]:
     }
 
 
-def api_group_list() -> dict[str, object]:
+def api_group_list(reviews: bool = True) -> dict[str, object]:
     groups = []
-    for group, version in group_versions().items():
+    for group, version in group_versions(reviews).items():
         if not group:
             continue
         gv = {"groupVersion": f"{group}/{version}", "version": version}
