@@ -8,7 +8,6 @@ import re
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 from tests.kubesim import Cluster, Knobs
@@ -155,12 +154,6 @@ def test_where_the_review_api_is_not_served_the_run_goes_on_and_the_request_name
         assert cluster.requests[("patch", "deployments")] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product: the preflight asks for get/create pods/exec even when the run execs nothing "
-    "(--no-from-spec with only --expect-http): a token that verifies fine without the review API "
-    "is refused with exit 3",
-)
 def test_an_http_only_run_is_not_refused_for_exec_rules_it_never_uses(
     cluster: Cluster, kubectl: Kubectl, tmp_path: Path
 ) -> None:

@@ -77,7 +77,8 @@ def gather(
         try:
             sources[ref] = lookup.source(*ref)
         except errors.Forbidden:
-            unreadable.append(f"{ref[0]} {ref[1]}")
+            plural = "configmaps" if ref[0] == "configmap" else "secrets"
+            unreadable.append(f"{ref[0]} {ref[1]} (no permission: `get {plural}/{ref[1]}`)")
     key = state.context.inspector.run_key.key
     derived = derive(pod_spec=pod_spec, containers=containers, objects=sources, hmac_key=key)
     strategy, surge = _strategy(kind, workload)

@@ -13,10 +13,13 @@ from verify.kube.access import Rule
 from verify.kube.kinds import PLURAL
 
 
-def reads_template(plan: TargetPlan, *, restart: bool) -> bool:
-    """Whether the rules depend on the workload's template: --from-spec reads every source it
-    names, and judging whether a restart can add a missing env key reads the sources env draws on."""
-    return plan.from_spec or (restart and bool(plan.expect_env))
+def reads_template(plan: TargetPlan) -> bool:
+    """Whether the rules depend on the workload's template: --from-spec reads every source it names.
+
+    Judging whether a restart can add a missing key also reads the sources env draws on, but only
+    when something failed, and without them the judgment is doubt (no restart, the permission
+    named): a healthy rollout verifies without them, so they are not asked for here."""
+    return plan.from_spec
 
 
 def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: bool) -> list[Rule]:
@@ -43,7 +46,7 @@ def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: boo
     sources |= {
         ("configmap", c.equals_configmap.partition("/")[0]) for c in plan.expect_http if c.equals_configmap
     }
-    if reads_template(plan, restart=restart) and workload is not None:
+    if reads_template(plan) and workload is not None:
         sources |= referenced_objects(pod_spec=objects.pod_spec(workload))
     for kind_of, source in sorted(sources):
         rules.append(Rule("get", "configmaps" if kind_of == "configmap" else "secrets", name=source))

@@ -81,7 +81,7 @@ def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
     for plan, ns in work:
         restart = plan.restart == "once"
         workload = None
-        if reads_template(plan, restart=restart):
+        if reads_template(plan):
             workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
         by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
     lines, only_patches = [], True
