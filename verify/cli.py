@@ -21,6 +21,7 @@ from verify.config.naming import env_var
 from verify.config.settings import Settings
 from verify.errors import ConfigError, KubeConfigError, internal_error
 from verify.exitcodes import ExitCode
+from verify.flow.progress import Progress
 from verify.kube import kubeconfig
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
@@ -71,7 +72,9 @@ def _config_failure(message: str) -> RunResult:
     )
 
 
-def _verify(*, job: Job, kubeconfig_path: str | None, logs: Logs, cancel: Cancel) -> RunResult:
+def _verify(
+    *, job: Job, kubeconfig_path: str | None, logs: Logs, cancel: Cancel, progress: Progress
+) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify.flow.run import execute
     from verify.kube.connection import connect
@@ -93,7 +96,7 @@ def _verify(*, job: Job, kubeconfig_path: str | None, logs: Logs, cancel: Cancel
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        return execute(job=job, connection=connection, logs=logs, cancel=cancel)
+        return execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
     finally:
         connection.close()
 
@@ -121,19 +124,20 @@ def _until_done_or_cancelled(fn: Callable[[], RunResult], *, cancel: Cancel) -> 
     return result
 
 
-def _cancelled(*, cancel: Cancel, partial: RunResult | None) -> RunResult:
-    """The run's result after SIGINT/SIGTERM: `error`, 128 + the signal, and whether the one write
-    had already gone out."""
+def _cancelled(*, cancel: Cancel, partial: RunResult | None, progress: Progress) -> RunResult:
+    """The run's result after SIGINT/SIGTERM: `error`, 128 + the signal, every workload (finished
+    ones with their verdict, the others with what they were doing) and whether the one write had
+    already gone out."""
     sigint = cancel.signal == signal.SIGINT
     code = ExitCode.INTERRUPTED if sigint else ExitCode.TERMINATED
-    sent = (
-        "a restart had already been sent before the signal"
-        if cancel.writes
-        else "no restart was sent"
-    )
-    message = f"cancelled by {'SIGINT' if sigint else 'SIGTERM'}: {sent}"
+    if partial is not None:
+        workloads, unfinished = partial.workloads, list[str]()
+    else:
+        workloads, unfinished = progress.cancelled(code=int(code), restart_sent=bool(cancel.writes))
+    sent = "a restart had already been sent before the signal" if cancel.writes else "no restart was sent"
+    doing = f"{'; '.join(unfinished)}; " if unfinished else ""
+    message = f"cancelled by {'SIGINT' if sigint else 'SIGTERM'}: {doing}{sent}"
     stderr(f"rollout-verify: {message}")
-    workloads = partial.workloads if partial is not None else ()
     return RunResult(
         result="error",
         exit_code=int(code),
@@ -173,13 +177,15 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
                 stderr(f"rollout-verify: error: {message}")
                 failed = _config_failure(message)
         logs = Logs(platform, cancel=cancel)
+        progress = Progress()
         outcome = failed
         if outcome is None and not cancel.cancelled:
             outcome = _until_done_or_cancelled(
-                lambda: _verify(job=job, kubeconfig_path=path, logs=logs, cancel=cancel), cancel=cancel
+                lambda: _verify(job=job, kubeconfig_path=path, logs=logs, cancel=cancel, progress=progress),
+                cancel=cancel,
             )
         if cancel.cancelled or outcome is None:
-            outcome = _cancelled(cancel=cancel, partial=outcome)
+            outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)
         result = outcome
     for wl in result.workloads:
         for line in problem_lines(workload=wl):

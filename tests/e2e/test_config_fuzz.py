@@ -113,7 +113,7 @@ bad_target = st.one_of(
 bad_selector = st.one_of(
     st.tuples(st.just("app="), lower, st.sampled_from("!@#$%^&*+ :é()"), lower).map("".join),
     st.tuples(st.sampled_from("!@#$%^&*+:é"), lower).map(lambda t: f"ap{t[0]}p={t[1]}"),
-    st.sampled_from(["=web", "tier in web", "a b=c", "tier notin (a", "app=x,,y", "!", "app!=", ",app=x"]),
+    st.sampled_from(["=web", "tier in web", "a b=c", "tier notin (a", "app=x,,y", "!", "app!=a b", ",app=x"]),
 )
 bad_http = st.one_of(
     st.tuples(

@@ -14,6 +14,7 @@ from verify.exitcodes import ExitCode
 from verify.flow.permissions import needed, reads_template
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
+from verify.flow.progress import Progress
 from verify.flow.state import Log, RunContext
 from verify.flow.workload import verify_workload
 from verify.kube import retry
@@ -107,7 +108,14 @@ def _failure(code: ExitCode, message: str) -> RunResult:
     return RunResult(result="error", exit_code=int(code), restarted=False, workloads=(), message=message)
 
 
-def execute(*, job: Job, connection: Connection, logs: Logs, cancel: Cancel | None = None) -> RunResult:
+def execute(
+    *,
+    job: Job,
+    connection: Connection,
+    logs: Logs,
+    cancel: Cancel | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
     """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
     settings = job.settings
     deadline = retry.Deadline(settings.timeout, cancel=cancel)
@@ -135,6 +143,7 @@ def execute(*, job: Job, connection: Connection, logs: Logs, cancel: Cancel | No
             api=api,
             slots=slots,
         ),
+        progress=progress or Progress(),
     )
     try:
         plans = _plans(job, api, default_ns)
@@ -163,6 +172,8 @@ def execute(*, job: Job, connection: Connection, logs: Logs, cancel: Cancel | No
             logs.line(missing)
             return _failure(ExitCode.UNREADABLE, missing)
     labels = [_label(p, ns, default_ns) for p, ns in work]
+    for (p, ns), label in zip(work, labels, strict=True):
+        context.progress.add(label=label, kind=p.ref.kind, namespace=ns, name=p.ref.name)
     logs.begin(labels)
 
     def one(index: int) -> WorkloadResult:

@@ -11,6 +11,7 @@ from verify.config.settings import Settings
 from verify.flow.lookup import Lookup
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
+from verify.flow.progress import Progress
 from verify.flow.restart import Restarter
 from verify.kube.api import Api
 from verify.model import AttemptVerdict
@@ -27,6 +28,7 @@ class RunContext:
     api: Api
     inspector: Inspector
     prober: Prober
+    progress: Progress = field(default_factory=Progress)
 
 
 @dataclass

@@ -61,14 +61,18 @@ def _result(
 def _verify(state: WorkloadState) -> WorkloadResult:
     plan, log, label = state.plan, state.log, state.label
     ref, api, restarter = plan.ref, state.context.api, state.restarter
+    progress = state.context.progress
     while True:
         if not state.attempts:  # later waits are announced by the restart or re-check line
             log(f"{label}: waiting for the rollout in namespace {state.namespace}")
+        progress.phase(label, "waiting for the rollout")
         workload = wait_for_rollout(api=api, namespace=state.namespace, name=ref.name, kind=ref.kind)
+        progress.phase(label, "inspecting its pods")
         verdict = attempt(state, workload)
-        # every revision inspected (the first, or one that landed meanwhile) is checked for a
-        # restart an earlier or concurrent run already made of it
-        restarter.note_earlier(workload, sources=state.lookup.source_versions())
+        if not verdict.ok:
+            # before any restart decision, each revision inspected (the first, or one that landed
+            # meanwhile) is checked for a restart an earlier or concurrent run already made of it
+            restarter.note_earlier(workload, sources=state.lookup.source_versions())
         state.attempts.append(verdict)
         decision = decide(
             verdict=verdict,
@@ -97,6 +101,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             raise errors.RolloutNotComplete(
                 f"--timeout ran out before the restart ({decision.reason})", workload
             )
+        progress.phase(label, "sending the restart")
         restarter.restart(workload, sources=state.lookup.source_versions(), attempts=len(state.attempts))
         if restarter.would:
             return _result(state, "failed", ExitCode.FAILED, f"{decision.reason}; {restarter.would}")
@@ -122,6 +127,13 @@ def verify_workload(
             dry_run=context.settings.dry_run,
         ),
     )
+    result = _ended(state)
+    context.progress.done(label, result)
+    return result
+
+
+def _ended(state: WorkloadState) -> WorkloadResult:
+    """The workload's verification, every way it can end turned into its result."""
     try:
         return _verify(state)
     except errors.RolloutNotComplete as e:
@@ -133,5 +145,5 @@ def verify_workload(
     except Exception as e:
         # a bug must still end as a one-line verdict, with the restart (if any) counted
         msg = errors.internal_error(e)
-        log(msg)
+        state.log(msg)
         return _result(state, "error", ExitCode.INTERNAL, msg, error=msg)
