@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.kubesim import Cluster, Fault
-from tests.support.helpers import deployment, run_verify
+from tests.support.helpers import deployment, run_verify, secret
 from tests.support.scenarios import FAULT_RATE, SCENARIOS, Scenario, run_on
 
-SEEDS_IN_MAKE_TEST = (8, 18)  # both inject faults into every scenario (see make faults)
+CREDENTIAL = "feature-credential-faults-3b7a"
+SEEDS_IN_MAKE_TEST = (8, 10)  # both inject faults into every scenario (see make faults)
 
 
 @pytest.mark.parametrize("seed", SEEDS_IN_MAKE_TEST)
@@ -82,15 +83,28 @@ def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
 def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, status: int
 ) -> None:
-    rollout_in_progress(cluster, replicas=2)
+    # a rollout that cannot finish until the run has resumed its watch: however long the run
+    # takes to start (its preflight included), the ERROR event reaches a rollout still in progress
+    held_rollout(cluster, replicas=2)
     cluster.reset_counts()
     cluster.inject(
         Fault("watch-error", status=status, message="etcdserver: leader changed", match="^watch deployments$")
     )
-    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(
+            run_verify, "--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path
+        )
+        cluster.wait_for(
+            lambda: running.done() or cluster.requests[("watch", "deployments")] >= 2,
+            timeout=60,
+            what="a watch resumed after the ERROR event",
+        )
+        cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "3"}]))
+        out = running.result()
     assert cluster.injected["watch-error"] == 1
     assert out.code == 0, out.everything
     assert cluster.requests[("watch", "deployments")] >= 2  # the failed one, then one that saw it done
+    assert out.report is not None and out.report["workloads"][0]["attempts"][0]["revision"] == "3"
     assert "leader changed" not in out.everything
 
 
@@ -112,6 +126,24 @@ def rollout_in_progress(cluster: Cluster, *, replicas: int) -> None:
     cluster.wait_rollout("web")
     cluster.knobs.pod_start_delay = 0.5
     cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "2"}]))
+
+
+def held_rollout(cluster: Cluster, *, replicas: int) -> None:
+    """Deployment web rolled out once, then changed so that its new pods fit no node: the rollout
+    is in progress until the test applies a template that fits."""
+    cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    held = deployment("web", replicas=replicas, env=[{"name": "A", "value": "2"}])
+    held["spec"]["template"]["spec"]["nodeSelector"] = {"rollout-verify.test/hold": "true"}
+    cluster.apply(held)
+
+
+def second_seed(cluster: Cluster) -> None:
+    """The second seed: Deployment web's Secret gained FEATURE_CREDENTIAL after its two pods started."""
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
+    cluster.wait_rollout("web")
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": CREDENTIAL}))
 
 
 def _ready_pods(cluster: Cluster, name: str) -> list[str]:
@@ -264,23 +296,26 @@ def test_pod_deleted_during_inspection_is_replaced_and_its_replacement_inspected
 def test_a_pod_deleted_during_inspection_does_not_hide_a_stale_pod_from_the_one_restart(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    victim = _ready_pods(cluster, "web")[0]
+    second_seed(cluster)
+    victim, survivor = _ready_pods(cluster, "web")
     cluster.knobs.delete_during_exec.add(victim)
     cluster.reset_counts()
-    # FEATURE_CREDENTIAL is in no pod: the surviving pod's mismatch is not a deleted pod's
+    # the Secret gained FEATURE_CREDENTIAL after the pods started: the surviving pod lacks it (a
+    # restart can fix that), and its mismatch is not a deleted pod's
     out = run_verify(
         "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
     )
-    assert out.code == 1, out.everything
+    assert cluster.injected["exec-delete"] == 1
+    assert out.code == 0, out.everything
     # one restart: one new revision (a patch refused with 409 while the pod's deletion changed
     # the Deployment's status is read again and sent once more)
     dep = cluster.get("Deployment", "web")
     assert dep is not None and dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
     assert out.report is not None and out.report["restarted"] is True
-    assert len(out.report["workloads"][0]["attempts"]) == 2
+    first, second = out.report["workloads"][0]["attempts"]
+    assert {p["name"]: p["status"] for p in first["pods"]} == {victim: "uninspectable", survivor: "missing"}
     assert "without a restart" not in out.stderr
+    assert {p["status"] for p in second["pods"]} == {"ok"} and len(second["pods"]) == 2
 
 
 NOT_READY = 'deployments.apps "web" is forbidden: not yet ready to handle request'
@@ -290,8 +325,7 @@ EXEC_NOT_READY = 'pods "{pod}" is forbidden: not yet ready to handle request'
 def test_the_warming_up_apiservers_403_is_retried_on_reads_writes_and_exec(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2))
-    cluster.wait_rollout("web")
+    second_seed(cluster)
     cluster.reset_counts()
     cluster.inject(Fault("status", status=403, match="^get deployments$", times=2, message=NOT_READY))
     cluster.inject(Fault("status", status=403, match="^patch deployments$", times=1, message=NOT_READY))
@@ -301,17 +335,18 @@ def test_the_warming_up_apiservers_403_is_retried_on_reads_writes_and_exec(
             "status", status=403, match="^create pods/exec$", times=2, message=EXEC_NOT_READY.format(pod=pod)
         )
     )
-    # HOME is set in every container: missing FEATURE_CREDENTIAL forces the one restart (a patch)
+    # both pods lack FEATURE_CREDENTIAL, which the Secret now provides: the one restart (a patch)
     out = run_verify(
         "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
     )
-    assert out.code == 1, out.everything
-    assert "lacks env FEATURE_CREDENTIAL" in out.stdout and "forbidden" not in out.stdout
+    assert out.code == 0, out.everything
+    assert "lacks env FEATURE_CREDENTIAL" in out.stderr and "forbidden" not in out.everything
     assert cluster.injected["403"] == 5
     assert cluster.requests[("patch", "deployments")] == 2  # refused once, then sent again
     assert out.report is not None and out.report["restarted"] is True
-    first = out.report["workloads"][0]["attempts"][0]["pods"]
-    assert {p["status"] for p in first} == {"missing"}  # no exec was left uninspectable
+    first, second = out.report["workloads"][0]["attempts"]
+    assert {p["status"] for p in first["pods"]} == {"missing"}  # no exec was left uninspectable
+    assert {p["status"] for p in second["pods"]} == {"ok"}
 
 
 @pytest.mark.parametrize(
@@ -344,8 +379,7 @@ def test_denials_and_client_errors_are_never_retried(
     route: tuple[str, str],
     code: int,
 ) -> None:
-    cluster.apply(deployment("web", replicas=1))
-    cluster.wait_rollout("web")
+    second_seed(cluster)  # a restart-fixable stale key: the run gets as far as the restart's patch
     cluster.reset_counts()
     cluster.inject(Fault("status", status=status, match=f"^{route[0]} {route[1]}$", times=5, message=message))
     out = run_verify(

@@ -38,13 +38,17 @@ def test_first_seed_without_expectations_finds_stale_nodes_and_says_a_restart_ca
 
     out = run_verify("--deployment", "cm-test", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert cluster.requests[("patch", "deployments")] == 1
-    assert out.report is not None
-    last = out.report["workloads"][0]["attempts"][-1]
+    # judged before any restart: a rolling restart cannot get past the nodes' cached copies
+    assert cluster.requests[("patch", "deployments")] == 0
+    assert out.report is not None and out.report["restarted"] is False
+    assert out.report["message"].startswith("a restart cannot fix this: ")
+    (last,) = out.report["workloads"][0]["attempts"]
     stale = {p["node"] for p in last["pods"] if p["status"] == "mismatch"}
     fresh = {p["node"] for p in last["pods"] if p["status"] == "ok"}
     assert stale and stale <= {"node-1", "node-2", "node-3"}
     assert fresh <= {"node-4"}  # only the node that never cached the old object serves the new one
+    judged = [c for p in last["pods"] for ct in p["containers"] for c in ct["checks"] if c["status"] != "ok"]
+    assert judged and all(c["restart_can_fix"] is False for c in judged)
     diag = " ".join(last["diagnosis"])
     assert "configmap testcm is immutable and was recreated" in diag
     assert "a restart will not help" in diag and "new name" in diag

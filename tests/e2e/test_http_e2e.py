@@ -83,6 +83,10 @@ def test_service_health_passes_but_each_pod_check_finds_the_stale_pod(
             "target": "8080/config",
             "status": "mismatch",
             "detail": "answered HTTP 503, expected 200",
+            # --no-from-spec and no env/file expectations: nothing shows the pod's config is stale
+            "restart_can_fix": False,
+            "why": f"nothing tells whether pod {stale}'s configuration is stale (no env or file "
+            "expectations): a restart may not change its answer to 8080/config",
         }
     ]
     assert cluster.requests[("get", "pods/proxy")] == 2  # one call per pod, no exec needed

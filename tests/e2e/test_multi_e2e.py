@@ -4,6 +4,7 @@ through the real CLI against kubesim."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +32,21 @@ def stale_pod(cluster: Cluster, kubectl: Kubectl, name: str, secret_name: str) -
     )
     kubectl("delete", "pod", pods[0])
     cluster.wait_rollout(name)
+
+
+def fixable_stale_key(cluster: Cluster, name: str = "web") -> None:
+    """The second seed, every pod stale: the Secret gains FEATURE_CREDENTIAL after the pods started.
+    A restart can add it (the Secret now provides it): judged fixable, one restart heals it."""
+    cluster.apply(secret(f"{name}-secrets", {"DB_URL": "postgres://x"}))
+    cluster.apply(deployment(name, replicas=1, env_from=[{"secretRef": {"name": f"{name}-secrets"}}]))
+    cluster.wait_rollout(name)
+    cluster.apply(secret(f"{name}-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
+
+
+def unreachable_execs(cluster: Cluster) -> None:
+    """Execs refused with 503 for good: a transient fault, judged one a restart may heal, that the
+    restart does not heal. Runs given --exec-timeout 2s restart once, then fail."""
+    cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
 
 
 def test_one_failing_workload_fails_the_run_and_the_report_shows_every_workload(
@@ -192,13 +208,18 @@ def test_a_retried_job_on_the_same_revision_does_not_restart_again(
 ) -> None:
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
-    args = ("--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--from-spec")
+    cluster.wait_rollout("web")
+    unreachable_execs(cluster)
+    args = ("--deployment", "web", "--expect-env", "DB_URL", "--from-spec", "--exec-timeout", "2s")
 
     first = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
-    assert first.code == 1, first.everything  # the key is in no Secret: a restart cannot help
+    assert first.code == 1, first.everything  # the execs stay refused: still failing after the restart
+    assert "after 1 restart" in first.stdout
     assert patches(cluster) == 1
-    annotations = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"]
-    assert "rollout-verify.io/restarted-for" in annotations
+    dep = cluster.get("Deployment", "web") or {}
+    # the record names the generation the restart produced (and the sources read), and its writer
+    key, _, writer = dep["metadata"]["annotations"]["rollout-verify.io/restarted-for"].partition(".")
+    assert re.fullmatch(rf"g{dep['metadata']['generation']}-[0-9a-f]{{16}}", key) and writer
 
     retried = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert retried.code == 1, retried.everything
@@ -214,18 +235,24 @@ def test_a_retried_job_on_the_same_revision_does_not_restart_again(
     again = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert again.code == 1, again.everything
     assert patches(cluster) == 2
+    assert again.report is not None and again.report["restarted"] is True
 
 
 def test_restart_record_is_one_patch_with_the_restart(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=1))
-    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
-    assert out.code == 1
+    fixable_stale_key(cluster)
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 0, out.everything
     dep = cluster.get("Deployment", "web") or {}
     record_at = dep["metadata"]["annotations"]["rollout-verify.io/restarted-at"]
     restarted_at = dep["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
     assert record_at == restarted_at
+    record = dep["metadata"]["annotations"]["rollout-verify.io/restarted-for"]
+    assert record.startswith(f"g{dep['metadata']['generation']}-")  # the generation the restart made
     assert patches(cluster) == 1
     assert json.dumps(out.report).count("restarted_by_earlier_run") == 1
 
@@ -275,10 +302,12 @@ def test_a_workload_named_with_and_without_its_namespace_is_refused_before_any_p
 def test_two_runs_at_once_restart_the_workload_only_once(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2))
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    cluster.knobs.exec_latency = 1.0  # both runs are inspecting before either restarts
-    args = ("--deployment", "web", "--expect-env", "NOPE", "--timeout", "60s")
+    # every exec refused (503) until --exec-timeout: both runs are inspecting before either
+    # restarts, and both still fail after the one restart
+    unreachable_execs(cluster)
+    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "60s")
     with ThreadPoolExecutor(2) as pool:
         runs = [
             pool.submit(run_verify, *args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i))
@@ -296,34 +325,43 @@ def test_two_runs_at_once_restart_the_workload_only_once(
 
 
 def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_path: Path) -> None:
-    cluster.apply(deployment("web", replicas=1))
-    cluster.wait_rollout("web")
+    fixable_stale_key(cluster)
+    # everything but the patch: the Secret is readable, so the restart is judged able to add the key
     token = cluster.add_user(
         "system:serviceaccount:default:verifier",
         [
             Rule.of(["get", "list", "watch"], ["deployments", "replicasets"], "apps"),
             Rule.of(["get", "list", "watch"], ["pods"]),
             Rule.of(["get", "create"], ["pods/exec"]),
+            Rule.of(["get"], ["secrets"]),
         ],
     )
     kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
-    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kc, tmp_path=tmp_path)
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kc, tmp_path=tmp_path
+    )
     assert out.code == 3, out.everything
+    assert patches(cluster) == 1  # sent, and refused
     assert 'cannot patch resource "deployments"' in out.stdout
     assert out.report is not None and out.report["restarted"] is False
     (wl,) = out.report["workloads"]
     assert wl["restarted"] is False
-    assert "lacks env NOPE" in out.stdout  # the failing pods stay the verdict
+    assert "lacks env FEATURE_CREDENTIAL" in out.stdout  # the failing pods stay the verdict
+    assert PLANTED not in out.everything
 
 
 def test_a_conflicting_restart_patch_is_read_again_and_sent_once_more(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=1))
-    cluster.wait_rollout("web")
+    fixable_stale_key(cluster)
+    cluster.reset_counts()
     cluster.inject(Fault("status", status=409, match="patch deployments", times=1))
-    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
-    assert out.code == 1, out.everything
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert cluster.injected["409"] == 1
+    assert out.code == 0, out.everything
     assert patches(cluster) == 2  # the refused one, then the one that took
     assert out.report is not None and out.report["restarted"] is True
     revision = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"][
@@ -362,13 +400,14 @@ def test_an_object_named_by_several_expectations_is_read_once_per_attempt(
 def test_a_restart_whose_answer_was_lost_is_counted_as_this_runs_restart(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=1))
-    cluster.wait_rollout("web")
+    fixable_stale_key(cluster)
     # the patch is stored, then the connection drops: the retried patch meets its own change (409)
     cluster.inject(Fault("reset-after", match="patch deployments", times=1))
-    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
     assert cluster.injected["reset-after"] == 1
-    assert out.code == 1, out.everything
+    assert out.code == 0, out.everything
     assert "another run" not in out.everything
     assert "restarted (once)" in out.stderr
     assert out.report is not None and out.report["restarted"] is True
@@ -379,21 +418,29 @@ def test_a_restart_whose_answer_was_lost_is_counted_as_this_runs_restart(
 def test_a_deploy_landing_during_inspection_is_inspected_instead_of_restarted(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    # the inspected pods lack a key their Secret gained later (a restart can add it), and a deploy
+    # lands while they are inspected: its new pods start with the key
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
+    secret_env = [{"secretRef": {"name": "web-secrets"}}]
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}], env_from=secret_env))
     cluster.wait_rollout("web")
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
     cluster.reset_counts()
     cluster.knobs.exec_latency = 0.5
 
     def deploy_meanwhile() -> None:
         cluster.wait_for(lambda: cluster.requests[("create", "pods/exec")] >= 1, what="the first exec")
-        cluster.apply(
-            deployment("web", replicas=2, env=[{"name": "A", "value": "1"}, {"name": "NEW", "value": "2"}])
-        )
+        cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "2"}], env_from=secret_env))
 
     with ThreadPoolExecutor(max_workers=1) as side:
         deployed = side.submit(deploy_meanwhile)
         out = run_verify(
-            "--deployment", "web", "--expect-env", "NEW", kubeconfig=kubeconfig, tmp_path=tmp_path
+            "--deployment",
+            "web",
+            "--expect-env",
+            "FEATURE_CREDENTIAL",
+            kubeconfig=kubeconfig,
+            tmp_path=tmp_path,
         )
         deployed.result()
     assert out.code == 0, out.everything
@@ -403,6 +450,9 @@ def test_a_deploy_landing_during_inspection_is_inspected_instead_of_restarted(
     assert out.report is not None and out.report["restarted"] is False
     first, second = out.report["workloads"][0]["attempts"]
     assert (first["revision"], second["revision"]) == ("1", "2")
+    stale = [c for p in first["pods"] for ct in p["containers"] for c in ct["checks"] if c["status"] != "ok"]
+    assert len(stale) == 2 and all(c["restart_can_fix"] is True for c in stale)  # a restart was due
+    assert {p["status"] for p in second["pods"]} == {"ok"}
     dep = cluster.get("Deployment", "web") or {}
     assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"  # no restart
 
@@ -412,13 +462,15 @@ def test_a_lost_restart_answer_is_counted_even_when_a_webhook_changed_the_templa
 ) -> None:
     # the stored template differs from the one the client predicted for its record, so only the
     # record's writer tells that the change found on the retry is this run's own restart
-    cluster.apply(deployment("web", replicas=1))
-    cluster.wait_rollout("web")
+    fixable_stale_key(cluster)
     cluster.knobs.mutating_webhook = True
+    cluster.reset_counts()
     cluster.inject(Fault("reset-after", match="patch deployments", times=1))
-    out = run_verify("--deployment", "web", "--expect-env", "NOPE", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
     assert cluster.injected["reset-after"] == 1
-    assert out.code == 1, out.everything
+    assert out.code == 0, out.everything
     assert "changed to a new revision" not in out.everything and "another run" not in out.everything
     assert "restarted (once)" in out.stderr
     assert out.report is not None and out.report["restarted"] is True

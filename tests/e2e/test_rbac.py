@@ -58,12 +58,14 @@ def sa_kubeconfig(cluster: Cluster) -> str:
     )
 
 
-def web_app(cluster: Cluster, *, stale_pod: bool) -> None:
-    """`web` with a ConfigMap and a Secret volume; with `stale_pod`, one pod lacks a later env key."""
+def web_app(cluster: Cluster, *, stale_file: bool) -> None:
+    """`web` with env from Secret web-env, Secret web-tls mounted at /etc/tls and web-config's
+    app.conf mounted with subPath at /etc/web/app.conf. With `stale_file`, web-config changes after
+    the pods started: a subPath mount never receives updates, so every pod keeps the old file until
+    a restart, which is judged able to deliver it from web-config (a ConfigMap the Role may read)."""
     cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n"}))
     cluster.apply(secret("web-tls", {"tls.crt": "CERT"}))
-    env = {"DB_URL": "postgres://x"} if stale_pod else {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}
-    cluster.apply(secret("web-env", env))
+    cluster.apply(secret("web-env", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}))
     cluster.apply(
         deployment(
             "web",
@@ -73,16 +75,16 @@ def web_app(cluster: Cluster, *, stale_pod: bool) -> None:
                 {"name": "conf", "configMap": {"name": "web-config"}},
                 {"name": "tls", "secret": {"secretName": "web-tls"}},
             ],
-            mounts=[{"name": "conf", "mountPath": "/etc/web"}, {"name": "tls", "mountPath": "/etc/tls"}],
+            mounts=[
+                {"name": "conf", "mountPath": "/etc/web/app.conf", "subPath": "app.conf"},
+                {"name": "tls", "mountPath": "/etc/tls"},
+            ],
         )
     )
     cluster.wait_rollout("web")
-    if stale_pod:  # the key is synced after the pods started; a replaced pod sees it, the other not
-        cluster.apply(secret("web-env", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": "on"}))
-        cluster.delete("Pod", sorted(p["metadata"]["name"] for p in cluster.list("Pod"))[0])
-        cluster.wait_for(
-            lambda: cluster.rollout_complete("web") and len(cluster.list("Pod")) == 2, what="web"
-        )
+    if stale_file:
+        cluster.apply(configmap("web-config", {"app.conf": "mode=prod-2\n"}))
+        cluster.sync_volumes()
 
 
 def verify_as_sa(cluster: Cluster, tmp_path: Path) -> Outcome:
@@ -96,7 +98,7 @@ def verify_as_sa(cluster: Cluster, tmp_path: Path) -> Outcome:
 
 def test_rbac_example_passes_a_healthy_rollout(cluster: Cluster, kubectl: Kubectl, tmp_path: Path) -> None:
     apply(kubectl, rbac_docs())
-    web_app(cluster, stale_pod=False)
+    web_app(cluster, stale_file=False)
     out = verify_as_sa(cluster, tmp_path)
     assert out.code == 0, out.everything
     assert out.report is not None and out.report["restarted"] is False
@@ -105,11 +107,13 @@ def test_rbac_example_passes_a_healthy_rollout(cluster: Cluster, kubectl: Kubect
 
 def test_rbac_example_allows_the_one_restart(cluster: Cluster, kubectl: Kubectl, tmp_path: Path) -> None:
     apply(kubectl, rbac_docs())
-    web_app(cluster, stale_pod=True)
+    web_app(cluster, stale_file=True)
     out = verify_as_sa(cluster, tmp_path)
     assert out.code == 0, out.everything
     assert out.report is not None and out.report["restarted"] is True
-    assert len(out.report["workloads"][0]["attempts"]) == 2
+    first, second = out.report["workloads"][0]["attempts"]
+    assert {p["status"] for p in first["pods"]} == {"mismatch"}
+    assert {p["status"] for p in second["pods"]} == {"ok"}
     assert cluster.requests[("patch", "deployments")] == 1
 
 
@@ -151,7 +155,7 @@ def test_removing_one_permission_names_it(
     if not rules[index]["verbs"]:
         del rules[index]
     apply(kubectl, docs)
-    web_app(cluster, stale_pod=True)  # a restart is needed, so patch and watch are exercised too
+    web_app(cluster, stale_file=True)  # a restart is needed, so patch and watch are exercised too
     out = verify_as_sa(cluster, tmp_path)
     message, code = EXPECTED[(resource, verb)]
     assert out.code == code, out.everything

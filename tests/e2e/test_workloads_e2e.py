@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from tests.kubesim import Cluster
+from tests.kubesim import Cluster, Fault
 from tests.support.helpers import REPO, daemonset, deployment, run_verify, secret, statefulset
 from tests.support.kubectl import KUBECTL, Kubectl
 
@@ -185,14 +185,23 @@ def test_least_privilege_roles_cover_statefulsets_daemonsets_and_the_selector(
     for obj in (statefulset("db", replicas=2), daemonset("agent")):
         obj["metadata"]["labels"] = {"tier": "data"}
         cluster.apply(obj)
+    cluster.wait_statefulset("db")
+    cluster.wait_daemonset("agent")
     token = cluster.serviceaccount_token("default", "rollout-verify")
     kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="rollout-verify")
-    out = run_verify("--selector", "tier=data", "--expect-env", "NOT_THERE", kubeconfig=kc, tmp_path=tmp_path)
-    # the key exists nowhere: each workload is restarted once (patch allowed), then fails
+    # every exec refused with 503 for good: judged a fault a restart may heal, it never heals
+    cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
+    cluster.reset_counts()
+    out = run_verify(
+        "--selector", "tier=data", "--expect-env", "PATH", "--exec-timeout", "2s",
+        kubeconfig=kc, tmp_path=tmp_path,
+    )  # fmt: skip
+    # each workload is restarted once (the Roles allow the patch and the watch after it), then fails
     assert out.code == 1, out.everything
     assert out.report is not None
     assert {(w["kind"], w["restarted"], w["result"]) for w in out.report["workloads"]} == {
         ("statefulset", True, "failed"),
         ("daemonset", True, "failed"),
     }
+    assert cluster.requests[("patch", "statefulsets")] == 1 and cluster.requests[("patch", "daemonsets")] == 1
     assert "forbidden" not in out.everything

@@ -4,7 +4,8 @@ its full-size run (`bench/faults.py`, `make faults`).
 Each builds its state through kubesim's own object helpers (no HTTP, so injected faults never hit
 the setup), waits until the rollout is complete, and returns the rollout-verify arguments. The
 expected verdicts are those of the fault-free end-to-end tests (`tests/e2e/test_verify_e2e.py`,
-`tests/e2e/test_from_spec_e2e.py`).
+`tests/e2e/test_from_spec_e2e.py`, `tests/e2e/test_restart_safety_e2e.py`): a restart is sent only
+when it can make every failing check pass.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def _second_seed(cluster: Cluster) -> list[str]:
 
 
 def _first_seed(cluster: Cluster) -> list[str]:
-    """A recreated immutable ConfigMap: nodes that cached it keep serving the old content."""
+    """A recreated immutable ConfigMap: nodes that cached it keep serving the old content, and
+    under a RollingUpdate with other pods holding every node's copy a restart cannot change that:
+    judged so before any restart, the run fails without one."""
     docs = list(yaml.safe_load_all((MANIFESTS / "cm-test.yaml").read_text()))
     dep = next(d for d in docs if d["kind"] == "Deployment")
     cm = next(d for d in docs if d["kind"] == "ConfigMap")
@@ -127,7 +130,7 @@ def _distroless(cluster: Cluster) -> list[str]:
 
 
 def _missing_key(cluster: Cluster) -> list[str]:
-    """The key is in no Secret at all: the one restart cannot bring it, the run fails."""
+    """The key is in no Secret at all: a restart cannot bring it, the run fails without one."""
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://faults"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
     cluster.wait_rollout("web")
@@ -144,14 +147,19 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "first-seed",
-        "recreated immutable ConfigMap: fails after one restart",
+        "recreated immutable ConfigMap: a restart cannot help, fails without restart",
         _first_seed,
-        Verdict(1, "failed", 1),
+        Verdict(1, "failed", 0),
     ),
     Scenario(
         "distroless", "no shell: uninspectable, fails without restart", _distroless, Verdict(1, "failed", 0)
     ),
-    Scenario("missing-key", "key missing after the restart: fails", _missing_key, Verdict(1, "failed", 1)),
+    Scenario(
+        "missing-key",
+        "key no source provides: a restart cannot add it, fails without restart",
+        _missing_key,
+        Verdict(1, "failed", 0),
+    ),
 )
 BY_NAME = {s.name: s for s in SCENARIOS}
 
