@@ -60,8 +60,10 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
     ),
     ExitCode.FAILED: (
         "failed",
-        "verification failed (mismatch, missing or uninspectable after the one restart)",
-        "verification failed: mismatch/missing after the restart, or an uninspectable pod",
+        "verification failed (a check failed that a restart cannot fix, or still failed after the one "
+        "restart)",
+        "verification failed: a check failed that a restart cannot fix (nothing was restarted), or still "
+        "failed after the one restart; an uninspectable pod is a failure too",
     ),
     ExitCode.CONFIG: (
         "configuration",

@@ -51,7 +51,7 @@ def using_environ(environ: Mapping[str, str]) -> Iterator[None]:
         _ENVIRON.reset(token)
 
 
-_RESTART_HELP = "Restart the workload once on a mismatch, or never."
+_RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
     "Containers to inspect; the flag repeats, the env var is comma/newline separated "
     "(default: the pod template's containers; injected sidecars are skipped)."

@@ -38,9 +38,12 @@ def _message(workload: str, g: _Group) -> str:
     if g.category == "cannot":
         return f"{workload}: {where} ({targets}): {g.why}"
     if g.category == "immutable-released" and src is not None:
+        how = g.why.partition("; ")[2].partition(", so the kubelet")[0]
+        nodes = ", ".join(sorted(g.nodes))
         return (
             f"{workload}: {_label(src)} is immutable and was recreated, and {where} still see the old "
-            f"content ({targets}); {g.why.partition('; ')[2]}"
+            f"content ({targets}); {how}, so the kubelet on {nodes} drops its cached copy and a restart "
+            "delivers the new content"
         )
     if g.category == "immutable" and src is not None:
         created = f", created {src.created}" if src.created else ""

@@ -4,7 +4,7 @@ inspect again; one call per step, every ending turned into a WorkloadResult."""
 from __future__ import annotations
 
 import contextlib
-from typing import Literal
+from typing import Any, Literal
 
 from verify import errors
 from verify.config.job import TargetPlan
@@ -17,6 +17,7 @@ from verify.flow.restart import Restarter
 from verify.flow.state import Log, RunContext, WorkloadState
 from verify.flow.wait import wait_for_rollout
 from verify.kube import objects
+from verify.kube.kinds import api_path
 from verify.report.result import WorkloadResult
 from verify.report.text import problem_lines
 
@@ -30,6 +31,17 @@ def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> st
     if reasons:
         msg += "; " + "; ".join(reasons[:10])
     return msg
+
+
+def _landed_meanwhile(state: WorkloadState, inspected: dict[str, Any]) -> bool:
+    """A new revision landed while the old one was inspected: the verdict is about pods that are
+    going away (and was judged against the old template), so the new one is inspected instead."""
+    ref = state.plan.ref
+    current = state.context.api.get(api_path(kind=ref.kind, namespace=state.namespace, name=ref.name))
+    if objects.generation(current) == objects.generation(inspected):
+        return False
+    state.log(f"{state.label}: changed to a new revision while it was inspected; inspecting that one")
+    return True
 
 
 def _result(
@@ -83,6 +95,8 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if decision.action == "pass":
             return _result(state, "passed", ExitCode.OK, decision.reason)
         if decision.action == "fail":
+            if _landed_meanwhile(state, workload):
+                continue
             return _result(state, "failed", ExitCode.FAILED, decision.reason)
         seen = WorkloadResult(
             kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
