@@ -82,15 +82,28 @@ def test_watch_dropped_mid_rollout_then_410_expired_still_detects_completion(
 def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, status: int
 ) -> None:
-    rollout_in_progress(cluster, replicas=2)
+    # a rollout that cannot finish until the run has resumed its watch: however long the run
+    # takes to start, the ERROR event reaches a rollout still in progress
+    held_rollout(cluster, replicas=2)
     cluster.reset_counts()
     cluster.inject(
         Fault("watch-error", status=status, message="etcdserver: leader changed", match="^watch deployments$")
     )
-    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(
+            run_verify, "--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path
+        )
+        cluster.wait_for(
+            lambda: running.done() or cluster.requests[("watch", "deployments")] >= 2,
+            timeout=60,
+            what="a watch resumed after the ERROR event",
+        )
+        cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "3"}]))
+        out = running.result()
     assert cluster.injected["watch-error"] == 1
     assert out.code == 0, out.everything
     assert cluster.requests[("watch", "deployments")] >= 2  # the failed one, then one that saw it done
+    assert out.report is not None and out.report["workloads"][0]["attempts"][0]["revision"] == "3"
     assert "leader changed" not in out.everything
 
 
@@ -112,6 +125,16 @@ def rollout_in_progress(cluster: Cluster, *, replicas: int) -> None:
     cluster.wait_rollout("web")
     cluster.knobs.pod_start_delay = 0.5
     cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "2"}]))
+
+
+def held_rollout(cluster: Cluster, *, replicas: int) -> None:
+    """Deployment web rolled out once, then changed so that its new pods fit no node: the rollout
+    is in progress until the test applies a template that fits."""
+    cluster.apply(deployment("web", replicas=replicas, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    held = deployment("web", replicas=replicas, env=[{"name": "A", "value": "2"}])
+    held["spec"]["template"]["spec"]["nodeSelector"] = {"rollout-verify.test/hold": "true"}
+    cluster.apply(held)
 
 
 def _ready_pods(cluster: Cluster, name: str) -> list[str]:
