@@ -253,7 +253,16 @@ def test_a_signal_during_inspection_stops_every_workload_before_any_restart(
     assert out.code == 143, out.everything
     assert out.after_signal is not None and out.after_signal < 2
     assert out.files["result"] == "error" and out.files["exit-code"] == "143"
-    assert "cancelled by SIGTERM: no restart was sent" in out.stderr
+    cancelled = [line for line in out.stderr.splitlines() if "cancelled by SIGTERM" in line]
+    assert cancelled == [
+        "rollout-verify: cancelled by SIGTERM: "
+        + "; ".join(f"deployment {n} was inspecting its pods" for n in names)
+        + "; no restart was sent"
+    ]
+    assert out.report is not None
+    assert [(w["name"], w["result"], w["error"]) for w in out.report["workloads"]] == [
+        (n, "error", "cancelled while inspecting its pods") for n in names
+    ]
     assert "restarting" not in out.stderr
     assert patches(cluster) == 0
     assert "Traceback" not in out.everything and "internal error" not in out.everything
