@@ -22,7 +22,7 @@ from verify.config.settings import Settings
 from verify.errors import ConfigError, KubeConfigError, internal_error
 from verify.exitcodes import ExitCode
 from verify.flow.progress import Progress
-from verify.kube import kubeconfig
+from verify.kube import kubeconfig, loading
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.platforms import github
@@ -42,23 +42,23 @@ def _mask_early(*, environ: Mapping[str, str]) -> None:
 
 
 def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> None:
-    """Mask what `connect` will load: the in-cluster token (a runner in a pod), else the file."""
-    in_cluster = environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(SERVICE_ACCOUNT_TOKEN)
-    if settings.kubeconfig is None and settings.context is None and in_cluster:
-        path, token = SERVICE_ACCOUNT_TOKEN, True
+    """Mask what `connect` will load (the same loading rules): every kubeconfig file of the chain,
+    or, when none yields a config, the in-cluster token (a runner in a pod)."""
+    files = loading.chain(explicit=settings.kubeconfig, environ=environ).files
+    if files:
+        paths, token = list(files), False
+    elif settings.kubeconfig is None and settings.context is None and loading.in_cluster(environ):
+        paths, token = [SERVICE_ACCOUNT_TOKEN], True
     else:
-        path = (
-            settings.kubeconfig
-            or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-            or os.path.expanduser("~/.kube/config")
-        )
-        token = False
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return  # `connect` reports an unreadable file
-    values = [text.strip()] if token else kubeconfig.secret_values(text=text)
+        return
+    values: list[str] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue  # `connect` reports an unreadable file
+        values += [text.strip()] if token else kubeconfig.secret_values(text=text)
     for line in github.mask_lines(values=[v for v in values if v]):
         stdout(line)
 
@@ -73,7 +73,13 @@ def _config_failure(message: str) -> RunResult:
 
 
 def _verify(
-    *, job: Job, kubeconfig_path: str | None, logs: Logs, cancel: Cancel, progress: Progress
+    *,
+    job: Job,
+    kubeconfig_path: str | None,
+    logs: Logs,
+    cancel: Cancel,
+    progress: Progress,
+    environ: Mapping[str, str],
 ) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify.flow.run import execute
@@ -82,6 +88,7 @@ def _verify(
     settings = job.settings
     try:
         connection = connect(
+            environ=environ,
             kubeconfig=kubeconfig_path,
             context=settings.context,
             concurrency=settings.concurrency,
@@ -181,7 +188,14 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
         outcome = failed
         if outcome is None and not cancel.cancelled:
             outcome = _until_done_or_cancelled(
-                lambda: _verify(job=job, kubeconfig_path=path, logs=logs, cancel=cancel, progress=progress),
+                lambda: _verify(
+                    job=job,
+                    kubeconfig_path=path,
+                    logs=logs,
+                    cancel=cancel,
+                    progress=progress,
+                    environ=environ,
+                ),
                 cancel=cancel,
             )
         if cancel.cancelled or outcome is None:

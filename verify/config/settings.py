@@ -111,8 +111,8 @@ class Settings(BaseSettings):
     concurrency: int = Field(default=32, description="Parallel execs and HTTP checks (1..512).")
     kubeconfig: str | None = Field(
         default=None,
-        description="Path of the kubeconfig file (default: the in-cluster service account when "
-        "mounted, else $KUBECONFIG, else ~/.kube/config).",
+        description="Path of the kubeconfig file (default, as kubectl: every file of $KUBECONFIG merged, "
+        "else ~/.kube/config, else the mounted in-cluster service account).",
     )
     kubeconfig_data: SecretStr | None = Field(
         default=None,

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import os
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from verify.errors import KubeConfigError
+from verify.kube import loading
 from verify.kube.credentials import BearerToken, ConfigAuth
-from verify.kube.names import SERVICE_ACCOUNT_NAMESPACE, SERVICE_ACCOUNT_TOKEN
 from verify.redact import looks_like_content, shown_path, without_userinfo
 
 
@@ -32,47 +33,46 @@ class Connection:
         self.watch_http.close()
 
 
-def connect(*, kubeconfig: str | None, context: str | None, concurrency: int = 32) -> Connection:
-    """Load credentials as kubectl would: explicit file/context, else in-cluster, else $KUBECONFIG."""
+def connect(
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    concurrency: int = 32,
+    environ: Mapping[str, str] | None = None,
+) -> Connection:
+    """Load credentials as kubectl does (kube.loading: --kubeconfig, else every $KUBECONFIG file
+    merged, else ~/.kube/config, and the in-cluster service account only when none yields a
+    config), from `environ` (the process's own by default)."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
+    env = os.environ if environ is None else environ
     cfg = client.Configuration()
-    namespace = "default"
+    files = loading.chain(explicit=kubeconfig, environ=env)
     try:
-        if (
-            kubeconfig is None
-            and context is None
-            and os.path.exists(SERVICE_ACCOUNT_TOKEN)
-            and os.environ.get("KUBERNETES_SERVICE_HOST")
-        ):
+        if files.files:
+            merged = loading.merge(files.files)
+            config.load_kube_config_from_dict(
+                merged, context=context, client_configuration=cfg, persist_config=False
+            )
+            namespace = loading.context_namespace(merged, context)
+        elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
-            with open(SERVICE_ACCOUNT_NAMESPACE) as fh:
-                namespace = fh.read().strip() or "default"
+            namespace = loading.in_cluster_namespace(env)
         else:
-            env_path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-            path = kubeconfig or env_path or os.path.expanduser("~/.kube/config")
-            if not os.path.exists(path):
-                named_by = (
-                    "--kubeconfig (VERIFY_KUBECONFIG)"
-                    if kubeconfig
-                    else "KUBECONFIG"
-                    if env_path
-                    else "the default kubeconfig"
-                )
-                hint = (
-                    "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
-                    if looks_like_content(path)
-                    else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
-                    "content in VERIFY_KUBECONFIG_DATA"
-                )
-                raise KubeConfigError(f"{named_by}: file {shown_path(path)} does not exist; {hint}")
-            config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
-            _, active = config.list_kube_config_contexts(config_file=path)
-            if context:
-                contexts, _ = config.list_kube_config_contexts(config_file=path)
-                active = next((c for c in contexts if c.get("name") == context), active)
-            namespace = (active or {}).get("context", {}).get("namespace") or "default"
+            path = files.wanted[0]
+            hint = (
+                "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
+                if looks_like_content(path)
+                else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
+                "content in VERIFY_KUBECONFIG_DATA"
+            )
+            what = (
+                f"file {shown_path(path)} does not exist"
+                if len(files.wanted) == 1
+                else f"none of its {len(files.wanted)} files exists"
+            )
+            raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
     except ConfigException as e:
         first = str(e).splitlines()[0] if str(e) else "invalid configuration"
         raise KubeConfigError(

@@ -1,0 +1,125 @@
+"""Which kubeconfig, as kubectl decides it: client-go's loading rules
+(staging/src/k8s.io/client-go/tools/clientcmd/loader.go, `ClientConfigLoadingRules`, and
+`DeferredLoadingClientConfig` in merged_client_builder.go).
+
+- `--kubeconfig` alone when given (it must exist); else every file of `$KUBECONFIG` (missing files
+  skipped, duplicates once); else `~/.kube/config`.
+- Merged: for clusters, users and contexts the first file to define a name wins that entry; for
+  `current-context` the first file to set it wins. Relative paths in an entry are resolved against
+  the directory of the file that defined it (`ResolveLocalPaths`).
+- In-cluster (the mounted service account) only when none of those files yields a config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from verify.kube.names import SERVICE_ACCOUNT_NAMESPACE, SERVICE_ACCOUNT_TOKEN
+
+# per entry kind: the fields that hold a file path (client-go's GetClusterFileReferences /
+# GetAuthInfoFileReferences)
+_PATH_FIELDS = {
+    "cluster": ("certificate-authority",),
+    "user": ("client-certificate", "client-key", "tokenFile"),
+}
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The kubeconfig files to merge, in precedence order, and which setting named them."""
+
+    files: tuple[str, ...]
+    named_by: str  # "--kubeconfig (VERIFY_KUBECONFIG)", "KUBECONFIG" or "the default kubeconfig"
+    wanted: tuple[str, ...]  # every path asked for, existing or not (for messages)
+
+
+def chain(*, explicit: str | None, environ: Mapping[str, str]) -> Chain:
+    if explicit:
+        return Chain(
+            (explicit,) if os.path.exists(explicit) else (), "--kubeconfig (VERIFY_KUBECONFIG)", (explicit,)
+        )
+    listed = [p for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if listed:
+        wanted = tuple(dict.fromkeys(_expand(p, environ) for p in listed))
+        return Chain(tuple(p for p in wanted if os.path.exists(p)), "KUBECONFIG", wanted)
+    home = _expand("~/.kube/config", environ)
+    return Chain((home,) if os.path.exists(home) else (), "the default kubeconfig", (home,))
+
+
+def _expand(path: str, environ: Mapping[str, str]) -> str:
+    if path.startswith("~") and environ.get("HOME"):
+        return environ["HOME"] + path[1:]
+    return os.path.expanduser(path)
+
+
+def in_cluster(environ: Mapping[str, str]) -> bool:
+    """A pod's mounted service account, as `rest.InClusterConfig` finds it."""
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(SERVICE_ACCOUNT_TOKEN)
+
+
+def in_cluster_namespace(environ: Mapping[str, str]) -> str:
+    """POD_NAMESPACE, else the mounted namespace file, else `default` (inClusterClientConfig)."""
+    if environ.get("POD_NAMESPACE"):
+        return environ["POD_NAMESPACE"]
+    try:
+        with open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as fh:
+            return fh.read().strip() or "default"
+    except OSError:
+        return "default"
+
+
+def _resolved(entry: Mapping[str, Any], kind: str, base: str) -> dict[str, Any]:
+    """A cluster/user entry with its relative file paths made absolute against `base`."""
+    out = dict(entry)
+    body = dict(out.get(kind) or {})
+    for name in _PATH_FIELDS[kind]:
+        value = body.get(name)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            body[name] = os.path.join(base, value)
+    if kind == "user" and isinstance(body.get("exec"), Mapping):
+        command = body["exec"].get("command")
+        # a relative command with a separator is relative to the file; a bare name is looked up in PATH
+        if isinstance(command, str) and os.sep in command and not os.path.isabs(command):
+            body["exec"] = {**body["exec"], "command": os.path.join(base, command)}
+    out[kind] = body
+    return out
+
+
+def merge(files: Sequence[str]) -> dict[str, Any]:
+    """The files merged as client-go merges them. Raises OSError or yaml.YAMLError for a file that
+    cannot be read or parsed (the caller names the kind of problem, never the content)."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
+    merged.update({"clusters": [], "users": [], "contexts": []})
+    seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
+    for path in files:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+        if not isinstance(doc, Mapping):
+            raise yaml.YAMLError("not a mapping")
+        base = os.path.dirname(os.path.abspath(path))
+        for key, kind in (("clusters", "cluster"), ("users", "user"), ("contexts", "")):
+            for entry in doc.get(key) or []:
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+                    continue
+                if entry["name"] in seen[key]:
+                    continue  # the first file to define a name wins that entry
+                seen[key].add(entry["name"])
+                merged[key].append(_resolved(entry, kind, base) if kind else dict(entry))
+        if not merged.get("current-context") and doc.get("current-context"):
+            merged["current-context"] = doc["current-context"]
+    return merged
+
+
+def context_namespace(merged: Mapping[str, Any], context: str | None) -> str:
+    """The namespace of the context in use (`--context`, else current-context), else `default`."""
+    name = context or merged.get("current-context") or ""
+    for entry in merged.get("contexts") or []:
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            ns = (entry.get("context") or {}).get("namespace")
+            return ns if isinstance(ns, str) and ns else "default"
+    return "default"
