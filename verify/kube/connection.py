@@ -101,13 +101,28 @@ def connect(
 
     token = BearerToken(cfg)
 
+    # the kubeconfig's `proxy-url` (else HTTPS_PROXY/NO_PROXY from the environment, as kubectl) and
+    # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
+    # watches and pod-proxy checks alike; the official client's exec reads both from `cfg`
+    proxy = cfg.proxy or None
+    server_name = cfg.tls_server_name or None
+
     def rest_client(limits: httpx.Limits) -> httpx.Client:
+        if server_name is None:
+            return httpx.Client(
+                auth=ConfigAuth(cfg, token),
+                base_url=cfg.host,
+                headers=headers,
+                verify=verify,
+                limits=limits,
+                proxy=proxy,
+                timeout=httpx.Timeout(30.0),
+            )
         return httpx.Client(
             auth=ConfigAuth(cfg, token),
             base_url=cfg.host,
             headers=headers,
-            verify=verify,
-            limits=limits,
+            transport=_NamedServer(server_name, verify=verify, limits=limits, proxy=proxy),
             timeout=httpx.Timeout(30.0),
         )
 
@@ -119,6 +134,19 @@ def connect(
         token=token,
         watch_http=rest_client(watch_limits),
     )
+
+
+class _NamedServer(httpx.HTTPTransport):
+    """Every request's TLS handshake names `tls-server-name` (httpcore's `sni_hostname`), which is
+    also the name the certificate is checked against, as client-go's `ServerName` does."""
+
+    def __init__(self, server_name: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self._server_name = server_name
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.extensions = {**request.extensions, "sni_hostname": self._server_name}
+        return super().handle_request(request)
 
 
 def _unloadable(e: Exception) -> KubeConfigError:

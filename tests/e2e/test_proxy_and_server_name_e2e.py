@@ -1,0 +1,54 @@
+"""A kubeconfig's `proxy-url` and `tls-server-name` are honoured as kubectl honours them: REST
+calls, the watch and the exec all go through the proxy, and the server's certificate is checked
+against the named server (https://vm:PORT is not in kubesim's certificate; `localhost` is)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.kubesim import Cluster
+from tests.support.helpers import deployment, run_verify
+from tests.support.kubectl import Kubectl
+from tests.support.proxy import ConnectProxy
+
+
+def kubeconfig_with(cluster: Cluster, path: Path, **cluster_fields: str) -> str:
+    doc = yaml.safe_load(cluster.kubeconfig())
+    doc["clusters"][0]["cluster"].update(cluster_fields)
+    path.write_text(yaml.safe_dump(doc))
+    path.chmod(0o600)
+    return str(path)
+
+
+def test_proxy_url_carries_rest_calls_watches_and_execs_as_for_kubectl(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    with ConnectProxy() as proxy:
+        kc = kubeconfig_with(cluster, tmp_path / "proxied", **{"proxy-url": proxy.url})
+        assert "web" in Kubectl(kc, tmp_path)("get", "deployments", "-o", "name")
+        through_kubectl = len(proxy.connects)
+        out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kc, tmp_path=tmp_path)
+        ours = proxy.connects[through_kubectl:]
+    assert through_kubectl >= 1
+    assert out.code == 0, out.everything
+    # the REST/watch clients and each of the two execs (its own WebSocket) opened tunnels
+    assert len(ours) >= 3 and set(ours) == {f"127.0.0.1:{cluster.port}"}
+
+
+def test_tls_server_name_is_the_name_checked_as_for_kubectl(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    server = f"https://vm:{cluster.port}"  # /etc/hosts: vm is 127.0.0.1, a name the certificate lacks
+    unnamed = kubeconfig_with(cluster, tmp_path / "unnamed", server=server)
+    named = kubeconfig_with(cluster, tmp_path / "named", server=server, **{"tls-server-name": "localhost"})
+    kubectl_unnamed = Kubectl(unnamed, tmp_path).run("get", "deployments", check=False)
+    assert kubectl_unnamed.returncode != 0 and "certificate" in kubectl_unnamed.stderr
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=unnamed, tmp_path=tmp_path)
+    assert out.code == 3 and "certificate" in out.everything
+    assert "web" in Kubectl(named, tmp_path)("get", "deployments", "-o", "name")
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=named, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
