@@ -89,6 +89,7 @@ def _verify(
     try:
         connection = connect(
             environ=environ,
+            timeout=settings.timeout,
             kubeconfig=kubeconfig_path,
             context=settings.context,
             concurrency=settings.concurrency,

@@ -3,6 +3,8 @@ and watches, the official client's Configuration for exec."""
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 import os
 import ssl
 from collections.abc import Mapping
@@ -12,9 +14,9 @@ from typing import Any
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import loading
+from verify.kube import loading, plugins
 from verify.kube.credentials import BearerToken, ConfigAuth
-from verify.redact import looks_like_content, shown_path, without_userinfo
+from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
 
 @dataclass
@@ -39,6 +41,7 @@ def connect(
     context: str | None,
     concurrency: int = 32,
     environ: Mapping[str, str] | None = None,
+    timeout: float = plugins.PER_CALL,
 ) -> Connection:
     """Load credentials as kubectl does (kube.loading: --kubeconfig, else every $KUBECONFIG file
     merged, else ~/.kube/config, and the in-cluster service account only when none yields a
@@ -52,9 +55,12 @@ def connect(
     try:
         if files.files:
             merged = loading.merge(files.files)
+            plugin = _run_plugin(merged, context=context, timeout=timeout, environ=env)
             config.load_kube_config_from_dict(
                 merged, context=context, client_configuration=cfg, persist_config=False
             )
+            if plugin is not None:
+                _keep_fresh(cfg, plugin)
             namespace = loading.context_namespace(merged, context)
         elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
@@ -134,6 +140,70 @@ def connect(
         token=token,
         watch_http=rest_client(watch_limits),
     )
+
+
+@dataclass
+class _Plugin:
+    """An exec plugin and the credential it last gave, for refreshing it when it expires."""
+
+    exec_cfg: dict[str, Any]
+    cluster: dict[str, Any]
+    timeout: float
+    environ: Mapping[str, str]
+    credential: plugins.Credential
+
+
+def _run_plugin(
+    merged: dict[str, Any], *, context: str | None, timeout: float, environ: Mapping[str, str]
+) -> _Plugin | None:
+    """Before any request: the context's user's exec plugin, run once, its credential written into
+    the merged config in place of the plugin (so the official client never runs it itself)."""
+    chosen = loading.selected(merged, context)
+    if chosen is None:
+        return None
+    cluster, user = chosen
+    body = user.get("user") or {}
+    exec_cfg = body.get("exec")
+    if not isinstance(exec_cfg, dict):
+        if body.get("auth-provider"):
+            name = (body.get("auth-provider") or {}).get("name", "")
+            raise KubeConfigError(
+                f"kubeconfig user {one_line(str(user.get('name', '')))}: the legacy auth-provider "
+                f"{one_line(str(name))!r} is not supported (kubectl dropped it too); use its exec "
+                f"plugin (gke-gcloud-auth-plugin, kubelogin); {plugins.HINT}"
+            )
+        return None
+    credential = plugins.run(exec_cfg, cluster=cluster.get("cluster") or {}, timeout=timeout, environ=environ)
+    replaced = {k: v for k, v in body.items() if k != "exec"}
+    if credential.token:
+        replaced["token"] = credential.token
+    if credential.client_certificate_data:
+        def b64(text: str) -> str:
+            return base64.b64encode(text.encode()).decode()
+
+        replaced["client-certificate-data"] = b64(credential.client_certificate_data)
+        replaced["client-key-data"] = b64(credential.client_key_data)
+    for entry in merged["users"]:
+        if entry.get("name") == user.get("name"):
+            entry["user"] = replaced
+    return _Plugin(exec_cfg, cluster.get("cluster") or {}, timeout, environ, credential)
+
+
+def _keep_fresh(cfg: Any, plugin: _Plugin) -> None:
+    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS)."""
+    if plugin.credential.expires is None or not plugin.credential.token:
+        return
+
+    def refresh(conf: Any) -> None:
+        expires = plugin.credential.expires
+        if expires is not None and dt.datetime.now(dt.UTC) < expires - dt.timedelta(seconds=30):
+            return
+        plugin.credential = plugins.run(
+            plugin.exec_cfg, cluster=plugin.cluster, timeout=plugin.timeout, environ=plugin.environ
+        )
+        conf.api_key["authorization"] = f"Bearer {plugin.credential.token}"
+
+    cfg.refresh_api_key_hook = refresh
 
 
 class _NamedServer(httpx.HTTPTransport):

@@ -123,3 +123,23 @@ def context_namespace(merged: Mapping[str, Any], context: str | None) -> str:
             ns = (entry.get("context") or {}).get("namespace")
             return ns if isinstance(ns, str) and ns else "default"
     return "default"
+
+
+def _named(merged: Mapping[str, Any], key: str, name: str) -> dict[str, Any] | None:
+    for entry in merged.get(key) or []:
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            return dict(entry)
+    return None
+
+
+def selected(merged: Mapping[str, Any], context: str | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(cluster, user) entries of the context in use, or None when it names what is not there."""
+    ctx = _named(merged, "contexts", context or str(merged.get("current-context") or ""))
+    if ctx is None:
+        return None
+    body = ctx.get("context") or {}
+    cluster = _named(merged, "clusters", str(body.get("cluster") or ""))
+    user = _named(merged, "users", str(body.get("user") or ""))
+    if cluster is None or user is None:
+        return None
+    return cluster, user

@@ -1,0 +1,128 @@
+"""Exec credential plugins as EKS, GKE and AKS kubeconfigs use them: run before any request, never
+interactive, within --timeout; a missing, hanging or failing plugin is one line naming it (and
+its installHint), exit 2, and nothing reaches the cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from tests.kubesim import Cluster
+from tests.support.helpers import deployment, plant, run_verify
+
+SECRET_IN_STDERR = "plugin-stderr-token-1f0a9c3e7b5d4e2f8a6b"
+
+
+def plugin(bin_dir: Path, name: str, body: str) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f"#!{sys.executable}\nimport json, os, sys, time\n{body}\n")
+    path.chmod(0o755)
+
+
+def exec_kubeconfig(cluster: Cluster, path: Path, command: str, *, hint: str = "") -> str:
+    doc = yaml.safe_load(cluster.kubeconfig())
+    doc["users"][0]["user"] = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": command,
+            "args": ["token", "--cluster", "kubesim"],
+            "env": [{"name": "PLUGIN_MODE", "value": "ci"}],
+            "interactiveMode": "Never",
+            "provideClusterInfo": True,
+            **({"installHint": hint} if hint else {}),
+        }
+    }
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def env_with(bin_dir: Path) -> dict[str, str]:
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def test_a_plugin_credential_is_used_and_the_plugin_is_never_interactive(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    seen_info = tmp_path / "exec-info.json"
+    token = cluster.admin_token
+    plugin(
+        tmp_path / "bin",
+        "fake-plugin",
+        f"open({str(seen_info)!r}, 'w').write(os.environ['KUBERNETES_EXEC_INFO'] + '\\n' + os.environ['PLUGIN_MODE'])\n"
+        f"print(json.dumps({{'apiVersion': 'client.authentication.k8s.io/v1', 'kind': 'ExecCredential',"
+        f" 'status': {{'token': {token!r}, 'expirationTimestamp': '2099-01-01T00:00:00Z'}}}}))",
+    )
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "fake-plugin")
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--expect-env",
+        "A",
+        kubeconfig=kc,
+        tmp_path=tmp_path,
+        env=env_with(tmp_path / "bin"),
+    )
+    assert out.code == 0, out.everything
+    info_text, mode = seen_info.read_text().rsplit("\n", 1)
+    info = json.loads(info_text)
+    assert info["spec"]["interactive"] is False and mode == "ci"
+    assert info["spec"]["cluster"]["server"] == cluster.url  # provideClusterInfo
+
+
+def test_a_missing_plugin_is_one_line_with_its_install_hint_and_nothing_reaches_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    kc = exec_kubeconfig(
+        cluster, tmp_path / "kc", "aws", hint="Install the AWS CLI: https://aws.amazon.com/cli/"
+    )
+    cluster.reset_counts()
+    out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert out.code == 2, out.everything
+    (line,) = [ln for ln in out.stderr.splitlines() if "exec plugin" in ln]
+    assert "'aws' is not installed (not found on PATH) (Install the AWS CLI" in line
+    assert "Which cluster and identity" in line
+    assert sum(cluster.requests.counts.values()) == 0
+    assert "ERROR:root" not in out.everything and "Traceback" not in out.everything
+
+
+def test_a_hanging_plugin_ends_the_run_within_its_timeout(cluster: Cluster, tmp_path: Path) -> None:
+    plugin(tmp_path / "bin", "slow-login", "time.sleep(600)")
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "slow-login")
+    started = time.monotonic()
+    out = run_verify(
+        "--deployment",
+        "web",
+        "--timeout",
+        "3s",
+        kubeconfig=kc,
+        tmp_path=tmp_path,
+        env=env_with(tmp_path / "bin"),
+    )
+    assert time.monotonic() - started < 3 + 2 + 1  # + the interpreter's own start
+    assert out.code == 2, out.everything
+    assert "'slow-login' did not answer within 3s" in out.stderr
+
+
+def test_a_failing_plugins_stderr_is_one_masked_line(cluster: Cluster, tmp_path: Path) -> None:
+    plant(SECRET_IN_STDERR)
+    plugin(
+        tmp_path / "bin",
+        "bad-plugin",
+        f"sys.stderr.write('error: refresh failed\\nAuthorization: Bearer {SECRET_IN_STDERR}\\n' * 8); sys.exit(3)",
+    )
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "bad-plugin")
+    cluster.reset_counts()
+    out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path, env=env_with(tmp_path / "bin"))
+    assert out.code == 2, out.everything
+    (line,) = [ln for ln in out.stderr.splitlines() if "exec plugin" in ln]
+    assert "'bad-plugin' failed (exit 3): error: refresh failed" in line and len(line) < 400
+    assert SECRET_IN_STDERR not in out.everything
+    assert sum(cluster.requests.counts.values()) == 0
