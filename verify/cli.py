@@ -25,7 +25,7 @@ from verify.flow.progress import Progress
 from verify.kube import kubeconfig, loading
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
-from verify.platforms import github
+from verify.platforms import container, github
 from verify.platforms.delivery import deliver
 from verify.platforms.logs import Logs, Platform, stderr, stdout
 from verify.redact import one_line
@@ -162,6 +162,8 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
     if platform.github:
         _mask_early(environ=environ)
     try:
+        if container.active(environ):  # a GitHub container action: runner paths as mounted here
+            environ = container.translated_environ(environ)
         job = load_job(argv=argv, environ=environ)
     except ConfigError as e:
         stderr(f"rollout-verify: error: {e}")

@@ -242,3 +242,18 @@ def test_a_password_in_the_server_url_is_not_shown_when_it_cannot_be_reached(tmp
     assert out.code == 3, out.everything
     assert "cannot reach the API server at https://127.0.0.1:1" in out.everything
     assert "pw-never-printed-79" not in out.everything
+
+
+def test_a_container_action_names_a_runner_path_it_cannot_see(tmp_path: Path) -> None:
+    """azure/k8s-set-context writes the kubeconfig under RUNNER_TEMP, which a container action
+    does not mount: one line that says so and gives the two fixes, exit 2, nothing sent."""
+    out = run_verify(
+        "--deployment", "web", kubeconfig="/home/runner/work/_temp/kubeconfig_1733221234", tmp_path=tmp_path,
+        env={"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": "/github/workspace"},
+    )  # fmt: skip
+    assert out.code == 2, out.everything
+    assert (
+        'KUBECONFIG: "/home/runner/work/_temp/kubeconfig_1733221234" is on the runner, outside what a '
+        "container action can see" in out.stderr
+    )
+    assert "the `kubeconfig` input" in out.stderr
