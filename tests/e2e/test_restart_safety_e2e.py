@@ -153,15 +153,21 @@ def unreachable_execs(cluster: Cluster) -> None:
     cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
 
 
-def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
-    cluster: Cluster, kubeconfig: str, tmp_path: Path
-) -> None:
+def stamped_and_unreachable(cluster: Cluster) -> tuple[str, ...]:
+    """Deployment web under a mutating webhook that stamps every write, its execs refused for good;
+    the arguments of a run that judges a restart worth one and still fails after it."""
     cluster.knobs.mutating_webhook = True
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
     unreachable_execs(cluster)
     cluster.reset_counts()
-    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "90s")
+    return ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "90s")
+
+
+def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    args = stamped_and_unreachable(cluster)
     outs = [run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i)) for i in range(3)]
     assert [o.code for o in outs] == [1, 1, 1], [o.everything for o in outs]
     assert patches(cluster) == 1
@@ -172,12 +178,7 @@ def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
 def test_under_a_mutating_webhook_two_concurrent_runs_restart_once(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.knobs.mutating_webhook = True
-    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    unreachable_execs(cluster)
-    cluster.reset_counts()
-    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "90s")
+    args = stamped_and_unreachable(cluster)
     with ThreadPoolExecutor(2) as pool:
         runs = [
             pool.submit(run_verify, *args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i))
