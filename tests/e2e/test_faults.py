@@ -111,7 +111,7 @@ def test_a_5xx_error_event_on_the_watch_is_resumed_not_fatal(
 def test_a_4xx_error_event_on_the_watch_still_ends_the_run(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    rollout_in_progress(cluster, replicas=2)
+    held_rollout(cluster, replicas=2)  # never completes: the run must watch it
     cluster.inject(Fault("watch-error", status=400, message="bad watch", match="^watch deployments$"))
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert cluster.injected["watch-error"] == 1
