@@ -117,12 +117,9 @@ def merge(files: Sequence[str]) -> dict[str, Any]:
 
 def context_namespace(merged: Mapping[str, Any], context: str | None) -> str:
     """The namespace of the context in use (`--context`, else current-context), else `default`."""
-    name = context or merged.get("current-context") or ""
-    for entry in merged.get("contexts") or []:
-        if isinstance(entry, Mapping) and entry.get("name") == name:
-            ns = (entry.get("context") or {}).get("namespace")
-            return ns if isinstance(ns, str) and ns else "default"
-    return "default"
+    ctx = _named(merged, "contexts", context or str(merged.get("current-context") or ""))
+    ns = (ctx.get("context") or {}).get("namespace") if ctx is not None else None
+    return ns if isinstance(ns, str) and ns else "default"
 
 
 def _named(merged: Mapping[str, Any], key: str, name: str) -> dict[str, Any] | None:
