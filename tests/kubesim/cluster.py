@@ -28,6 +28,7 @@ from aiohttp import web
 
 from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
+from .apiserver.eks import EksAuthenticator
 from .apiserver.server import ApiServer
 from .apiserver.services import admit_service, install_default_service
 from .controllers.endpoints import EndpointsController
@@ -64,6 +65,8 @@ class Cluster:
         self.auth = Authorizer(self.store)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
+        if self.knobs.eks_cluster_name:
+            self.auth.eks = EksAuthenticator(self.knobs.eks_cluster_name)
         self.requests = Requests()
         self.faults: list[Fault] = []
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)

@@ -54,6 +54,9 @@ class Knobs:
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)
     proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
+    # an EKS cluster of this name: bearer tokens `k8s-aws-v1.…` presigned by the test identities of
+    # apiserver/eks.py authenticate (their SigV4 signature checked by kubesim itself, never by AWS)
+    eks_cluster_name: str | None = None
 
 
 @dataclass

@@ -63,12 +63,15 @@ class _NoConnection(retry.Transient):
     deadline ends this, the server was unreachable (exit 3), not slow (exit 4)."""
 
 
-def check_response(resp: httpx.Response) -> None:
+def check_response(resp: httpx.Response, *, credential: str = "") -> None:
     """Raise for an error answer: `retry.Transient` when asking again may help, else the
-    status-specific error. The one place an answer's status is turned into an exception."""
+    status-specific error. The one place an answer's status is turned into an exception.
+    `credential` says where the refused credential came from (a bare "Unauthorized" does not)."""
     if resp.status_code < 400:
         return
     msg, reason = status_message(resp.content, f"HTTP {resp.status_code}")
+    if resp.status_code == 401 and credential:
+        msg = f"{msg} (HTTP 401): the cluster did not accept {credential}"
     if retry.retryable(resp.status_code, msg):
         raise retry.Transient(f"{msg} (HTTP {resp.status_code})", retry_after=retry_after(resp))
     raise errors.api_error(status=resp.status_code, message=msg, reason=reason)
@@ -95,7 +98,7 @@ class Api:
                 _NoConnection if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout) else retry.Transient
             )
             raise fault(f"cannot reach the API server at {self.conn.host}: {type(e).__name__}") from None
-        check_response(resp)
+        check_response(resp, credential=self.conn.credential)
         return resp.json()
 
     def request(self, method: str, path: str, **kw: Any) -> Any:
@@ -141,7 +144,7 @@ class Api:
             ) as resp:
                 if resp.status_code >= 400:
                     resp.read()
-                    check_response(resp)
+                    check_response(resp, credential=self.conn.credential)
                 yield _events(resp)
         except httpx.TransportError as e:
             raise retry.Transient(f"watch interrupted: {type(e).__name__}") from None

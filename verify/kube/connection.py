@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
+import shutil
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import loading, plugins
+from verify.kube import cloud, loading, plugins
 from verify.kube.credentials import BearerToken, ConfigAuth
 from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
@@ -29,6 +30,8 @@ class Connection:
     # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
     # its connection with it, and the requests that follow should not pay a new TLS handshake.
     watch_http: httpx.Client
+    # what gave the credential, for the line a 401 ends the run with: "an EKS token minted ..."
+    credential: str = ""
 
     def close(self) -> None:
         self.http.close()
@@ -52,6 +55,7 @@ def connect(
     env = os.environ if environ is None else environ
     cfg = client.Configuration()
     files = loading.chain(explicit=kubeconfig, environ=env)
+    plugin: _Plugin | None = None
     try:
         if files.files:
             merged = loading.merge(files.files)
@@ -139,6 +143,7 @@ def connect(
         http=rest_client(limits),
         token=token,
         watch_http=rest_client(watch_limits),
+        credential=plugin.credential.origin if plugin is not None else "",
     )
 
 
@@ -173,7 +178,7 @@ def _run_plugin(
                 f"plugin (gke-gcloud-auth-plugin, kubelogin); {plugins.HINT}"
             )
         return None
-    credential = plugins.run(exec_cfg, cluster=cluster.get("cluster") or {}, timeout=timeout, environ=environ)
+    credential = _credential(exec_cfg, cluster=cluster.get("cluster") or {}, timeout=timeout, environ=environ)
     replaced = {k: v for k, v in body.items() if k != "exec"}
     if credential.token:
         replaced["token"] = credential.token
@@ -189,6 +194,20 @@ def _run_plugin(
     return _Plugin(exec_cfg, cluster.get("cluster") or {}, timeout, environ, credential)
 
 
+def _credential(
+    exec_cfg: dict[str, Any], *, cluster: dict[str, Any], timeout: float, environ: Mapping[str, str]
+) -> plugins.Credential:
+    """The plugin's credential: from the plugin when it is on PATH; else, for the cloud plugins
+    kube.cloud knows (EKS), minted in-process from the standard cloud credentials, so an image
+    without the CLIs still connects; else plugins.run's one "not installed" line."""
+    command = str(exec_cfg.get("command") or "")
+    if command and shutil.which(command, path=environ.get("PATH")) is None:
+        mint = cloud.minter(exec_cfg)
+        if mint is not None:
+            return mint(timeout=timeout, environ=environ)
+    return plugins.run(exec_cfg, cluster=cluster, timeout=timeout, environ=environ)
+
+
 def _keep_fresh(cfg: Any, plugin: _Plugin) -> None:
     """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS)."""
     if plugin.credential.expires is None or not plugin.credential.token:
@@ -198,7 +217,7 @@ def _keep_fresh(cfg: Any, plugin: _Plugin) -> None:
         expires = plugin.credential.expires
         if expires is not None and dt.datetime.now(dt.UTC) < expires - dt.timedelta(seconds=30):
             return
-        plugin.credential = plugins.run(
+        plugin.credential = _credential(
             plugin.exec_cfg, cluster=plugin.cluster, timeout=plugin.timeout, environ=plugin.environ
         )
         conf.api_key["authorization"] = f"Bearer {plugin.credential.token}"

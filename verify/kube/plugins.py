@@ -32,17 +32,18 @@ class Credential:
     client_certificate_data: str = ""
     client_key_data: str = ""
     expires: dt.datetime | None = None
+    origin: str = ""  # when not the plugin itself: what gave it (said when the cluster refuses it)
 
 
-def _shown(text: str) -> str:
+def shown(text: str) -> str:
     """A plugin's stderr as one printable, cut line with anything token-like masked."""
     line = one_line(_SECRETISH.sub("***", text))
     return line if len(line) <= _MAX_SHOWN else line[: _MAX_SHOWN - 3] + "..."
 
 
-def _fail(command: str, what: str, exec_cfg: Mapping[str, Any]) -> KubeConfigError:
+def failure(command: str, what: str, exec_cfg: Mapping[str, Any]) -> KubeConfigError:
     hint = exec_cfg.get("installHint")
-    shown_hint = f" ({_shown(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
+    shown_hint = f" ({shown(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
     return KubeConfigError(f"kubeconfig exec plugin {command!r} {what}{shown_hint}; {HINT}")
 
 
@@ -59,7 +60,7 @@ def run(
     shown_command = os.path.basename(command) or "(none)"
     path = shutil.which(command, path=environ.get("PATH")) if command else None
     if path is None:
-        raise _fail(shown_command, "is not installed (not found on PATH)", exec_cfg)
+        raise failure(shown_command, "is not installed (not found on PATH)", exec_cfg)
     env = dict(environ)
     for item in exec_cfg.get("env") or []:
         if isinstance(item, Mapping) and isinstance(item.get("name"), str):
@@ -91,17 +92,18 @@ def run(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise _fail(shown_command, f"did not answer within {min(timeout, PER_CALL):g}s", exec_cfg) from None
+        raise failure(shown_command, f"did not answer within {min(timeout, PER_CALL):g}s", exec_cfg) from None
     except OSError as e:
         why = e.strerror or type(e).__name__
-        raise _fail(shown_command, f"could not be started ({why})", exec_cfg) from None
+        raise failure(shown_command, f"could not be started ({why})", exec_cfg) from None
     if proc.returncode != 0:
-        said = _shown(proc.stderr.decode("utf-8", "replace"))
-        raise _fail(shown_command, f"failed (exit {proc.returncode}){': ' + said if said else ''}", exec_cfg)
+        said = shown(proc.stderr.decode("utf-8", "replace"))
+        what = f"failed (exit {proc.returncode}){': ' + said if said else ''}"
+        raise failure(shown_command, what, exec_cfg)
     try:
         status = json.loads(proc.stdout).get("status") or {}
     except (ValueError, AttributeError):
-        raise _fail(shown_command, "did not print an ExecCredential", exec_cfg) from None
+        raise failure(shown_command, "did not print an ExecCredential", exec_cfg) from None
     expires = None
     stamp = status.get("expirationTimestamp")
     if isinstance(stamp, str):
@@ -116,5 +118,5 @@ def run(
         expires=expires,
     )
     if not credential.token and not credential.client_certificate_data:
-        raise _fail(shown_command, "printed no token and no client certificate", exec_cfg)
+        raise failure(shown_command, "printed no token and no client certificate", exec_cfg)
     return credential

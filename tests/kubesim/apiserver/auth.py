@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..storage.resources import BY_PATH
+from .eks import PREFIX as EKS_PREFIX
+from .eks import EksAuthenticator, Refused
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -159,6 +161,11 @@ class Authorizer:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.tokens: dict[str, User] = {}
+        # an EKS cluster's authenticator (Knobs.eks_cluster_name): `k8s-aws-v1.` tokens checked as
+        # aws-iam-authenticator and STS check them (eks.py); each one accepted is kept in `tokens`
+        # until it expires (so the suite's leak guard knows it), each refusal's reason in `refused`
+        self.eks: EksAuthenticator | None = None
+        self.refused: list[str] = []
 
     def add(self, token: str, user: User) -> None:
         self.tokens[token] = user
@@ -177,6 +184,8 @@ class Authorizer:
         if scheme.lower() != "bearer" or not token.strip():
             return None
         user = self.tokens.get(token.strip())
+        if user is None and self.eks is not None and token.strip().startswith(EKS_PREFIX):
+            user = self._eks_user(token.strip())
         if user is None:
             return None
         if user.expires is not None and time.time() >= user.expires:
@@ -186,6 +195,17 @@ class Authorizer:
             obj = self.store.find(BY_PATH[("", plural)], namespace, name)
             if obj is None or obj["metadata"]["uid"] != uid:
                 return None  # its pod or secret is gone: the token died with it
+        return user
+
+    def _eks_user(self, token: str) -> User | None:
+        assert self.eks is not None
+        try:
+            arn, name, groups, expires = self.eks.verify(token)
+        except Refused as e:
+            self.refused.append(str(e))
+            return None
+        user = User(name, [], groups, uid=f"aws-iam-authenticator:{arn}", extra={"arn": [arn]}, expires=expires)
+        self.tokens[token] = user
         return user
 
     def allowed(
