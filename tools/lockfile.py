@@ -25,18 +25,22 @@ PLATFORMS = {
     "aarch64": ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"],
 }
 PYTHON = "3.11"
+# The image mints EKS/GKE/AKS tokens without their CLIs, so it carries the `cloud` extra.
+EXTRAS = ("cloud",)
 
 
-def runtime_closure(project: str = PROJECT) -> dict[str, str]:
-    """Canonical name -> installed version for every runtime dependency of `project` (no extras)."""
-    env = {"extra": ""}
+def runtime_closure(project: str = PROJECT, extras: tuple[str, ...] = EXTRAS) -> dict[str, str]:
+    """Canonical name -> installed version for every runtime dependency of `project` with `extras`
+    (the dependencies' own extras are not followed: none of them asks for one at run time)."""
     pins: dict[str, str] = {}
     todo = [project]
     while todo:
-        dist = metadata.distribution(todo.pop())
+        current = todo.pop()
+        dist = metadata.distribution(current)
+        wanted = ("", *extras) if current == project else ("",)
         for text in dist.requires or []:
             req = Requirement(text)
-            if req.marker is not None and not req.marker.evaluate(env):
+            if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in wanted):
                 continue
             name = canonicalize_name(req.name)
             if name in pins:

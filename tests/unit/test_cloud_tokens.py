@@ -8,7 +8,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-pytest.importorskip("botocore", reason="the cloud extra: pip install -e '.[dev,cloud]'")
 from botocore.stub import Stubber
 
 from verify.errors import KubeConfigError
