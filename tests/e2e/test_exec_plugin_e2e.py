@@ -126,3 +126,71 @@ def test_a_failing_plugins_stderr_is_one_masked_line(cluster: Cluster, tmp_path:
     assert "'bad-plugin' failed (exit 3): error: refresh failed" in line and len(line) < 400
     assert SECRET_IN_STDERR not in out.everything
     assert sum(cluster.requests.counts.values()) == 0
+
+
+def rotating_plugin(
+    bin_dir: Path, calls: Path, tokens: list[str], *, expiries: list[str] | None = None
+) -> None:
+    """A plugin that gives tokens[n] on its n-th call (the last one ever after), unexpired unless
+    `expiries` says otherwise, counting its calls in `calls`."""
+    plugin(
+        bin_dir,
+        "rotating-plugin",
+        f"calls = {str(calls)!r}\n"
+        "n = len(open(calls).read()) if os.path.exists(calls) else 0\n"
+        "open(calls, 'a').write('x')\n"
+        f"tokens = {tokens!r}\n"
+        f"expiries = {expiries or ['2099-01-01T00:00:00Z']!r}\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', 'kind': 'ExecCredential',"
+        " 'status': {'token': tokens[min(n, len(tokens) - 1)],"
+        " 'expirationTimestamp': expiries[min(n, len(expiries) - 1)]}}))",
+    )
+
+
+def test_an_expired_plugin_credential_is_asked_for_again_before_the_next_request(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    calls = tmp_path / "calls"
+    # both tokens are good: only the first one's expiry can make the run ask again
+    rotating_plugin(
+        tmp_path / "bin",
+        calls,
+        [cluster.admin_token],
+        expiries=["2001-01-01T00:00:00Z", "2099-01-01T00:00:00Z"],
+    )
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "rotating-plugin")
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", kubeconfig=kc, tmp_path=tmp_path, env=env_with(tmp_path / "bin")
+    )
+    assert out.code == 0, out.everything
+    assert calls.read_text() == "xx"
+
+
+def test_a_refused_plugin_credential_is_asked_for_again_once_and_the_fresh_one_is_used(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    calls = tmp_path / "calls"
+    rotating_plugin(tmp_path / "bin", calls, ["revoked-before-expiry-0001", cluster.admin_token])
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "rotating-plugin")
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", kubeconfig=kc, tmp_path=tmp_path, env=env_with(tmp_path / "bin")
+    )
+    assert out.code == 0, out.everything
+    assert calls.read_text() == "xx"  # the first credential, then one fresh one for the whole run
+
+
+def test_a_plugin_that_gives_the_refused_credential_again_ends_the_run_on_the_401_without_asking_more(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls"
+    rotating_plugin(tmp_path / "bin", calls, ["revoked-for-good-0002"])
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "rotating-plugin")
+    out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path, env=env_with(tmp_path / "bin"))
+    assert out.code == 3, out.everything
+    assert "HTTP 401" in out.stderr and "rotating-plugin" in out.stderr, out.stderr
+    assert calls.read_text() == "xx"  # asked once more after the 401, never in a loop
+    assert "revoked-for-good-0002" not in out.everything

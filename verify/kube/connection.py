@@ -63,8 +63,6 @@ def connect(
             config.load_kube_config_from_dict(
                 merged, context=context, client_configuration=cfg, persist_config=False
             )
-            if plugin is not None:
-                _keep_fresh(cfg, plugin)
             namespace = loading.context_namespace(merged, context)
         elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
@@ -110,6 +108,8 @@ def connect(
     watch_limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
 
     token = BearerToken(cfg)
+    if plugin is not None:
+        _keep_fresh(cfg, plugin, token)
 
     # the kubeconfig's `proxy-url` (else HTTPS_PROXY/NO_PROXY from the environment, as kubectl) and
     # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
@@ -143,7 +143,7 @@ def connect(
         http=rest_client(limits),
         token=token,
         watch_http=rest_client(watch_limits),
-        credential=plugin.credential.origin if plugin is not None else "",
+        credential=_origin(plugin),
     )
 
 
@@ -156,6 +156,14 @@ class _Plugin:
     timeout: float
     environ: Mapping[str, str]
     credential: plugins.Credential
+
+
+def _origin(plugin: _Plugin | None) -> str:
+    """What gave the credential, for the 401 line: a minted token says how it was minted."""
+    if plugin is None:
+        return ""
+    name = os.path.basename(str(plugin.exec_cfg.get("command") or ""))
+    return plugin.credential.origin or f"the credential exec plugin {one_line(name)!r} gave"
 
 
 def _run_plugin(
@@ -208,21 +216,27 @@ def _credential(
     return plugins.run(exec_cfg, cluster=cluster, timeout=timeout, environ=environ)
 
 
-def _keep_fresh(cfg: Any, plugin: _Plugin) -> None:
-    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS)."""
-    if plugin.credential.expires is None or not plugin.credential.token:
+def _keep_fresh(cfg: Any, plugin: _Plugin, token: BearerToken) -> None:
+    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS),
+    and once when the cluster refuses it with a 401 (a revoked or rotated credential)."""
+    if not plugin.credential.token:
         return
 
-    def refresh(conf: Any) -> None:
-        expires = plugin.credential.expires
-        if expires is not None and dt.datetime.now(dt.UTC) < expires - dt.timedelta(seconds=30):
-            return
+    def ask() -> None:
         plugin.credential = _credential(
             plugin.exec_cfg, cluster=plugin.cluster, timeout=plugin.timeout, environ=plugin.environ
         )
-        conf.api_key["authorization"] = f"Bearer {plugin.credential.token}"
+        # the key load_kube_config writes (kube_config.py _set_config: api_key["BearerToken"])
+        cfg.api_key["BearerToken"] = f"Bearer {plugin.credential.token}"
+
+    def refresh(conf: Any) -> None:
+        expires = plugin.credential.expires
+        if expires is None or dt.datetime.now(dt.UTC) < expires - dt.timedelta(seconds=30):
+            return
+        ask()
 
     cfg.refresh_api_key_hook = refresh
+    token.renew_hook = ask
 
 
 class _NamedServer(httpx.HTTPTransport):

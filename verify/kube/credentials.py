@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import httpx
@@ -24,6 +24,9 @@ class BearerToken:
         self._lock = threading.Lock()
         self._value: str | None = None
         self._at = -math.inf
+        # asks the exec plugin for a new credential now, whatever its expiry says (set by
+        # kube.connection when the credential came from a plugin)
+        self.renew_hook: Callable[[], None] | None = None
 
     def get(self) -> str | None:
         with self._lock:
@@ -32,6 +35,19 @@ class BearerToken:
                 self._value = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization") or None
                 self._at = now
             return self._value
+
+    def renewed(self, *, refused: str) -> str | None:
+        """After a 401 for `refused`: the plugin's new credential, asked for once however many
+        requests were refused with the same one (client-go's exec authenticator does the same on a
+        401); None when there is no plugin or it gave the refused credential again."""
+        if self.renew_hook is None:
+            return None
+        with self._lock:
+            if self._value == refused:
+                self.renew_hook()
+                self._value = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization") or None
+                self._at = time.monotonic()
+            return self._value if self._value and self._value != refused else None
 
 
 class ConfigAuth(httpx.Auth):
@@ -48,4 +64,11 @@ class ConfigAuth(httpx.Auth):
             request.headers["Authorization"] = token
         elif self.cfg.username and self.cfg.password:
             request.headers["Authorization"] = self.cfg.get_basic_auth_token()
-        yield request
+        response = yield request
+        if response.status_code == 401 and token:
+            # once, and only with a credential the plugin has just given anew: not a retry of
+            # the refused one (verify.kube.retry never retries a 401)
+            fresh = self.token.renewed(refused=token)
+            if fresh:
+                request.headers["Authorization"] = fresh
+                yield request
