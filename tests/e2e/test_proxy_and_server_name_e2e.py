@@ -52,3 +52,13 @@ def test_tls_server_name_is_the_name_checked_as_for_kubectl(cluster: Cluster, tm
     assert "web" in Kubectl(named, tmp_path)("get", "deployments", "-o", "name")
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=named, tmp_path=tmp_path)
     assert out.code == 0, out.everything
+
+
+def test_a_socks_proxy_url_is_one_line_before_any_request(cluster: Cluster, tmp_path: Path) -> None:
+    kc = kubeconfig_with(cluster, tmp_path / "socks", **{"proxy-url": "socks5://127.0.0.1:1"})
+    cluster.reset_counts()
+    out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 2, out.everything
+    (line,) = [ln for ln in out.stderr.splitlines() if "proxy-url" in ln]
+    assert "'socks5' scheme is not supported" in line and "http:// or https://" in line
+    assert sum(cluster.requests.counts.values()) == 0

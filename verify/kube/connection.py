@@ -63,6 +63,7 @@ def connect(
             config.load_kube_config_from_dict(
                 merged, context=context, client_configuration=cfg, persist_config=False
             )
+            _set_proxy(cfg, merged, context)
             namespace = loading.context_namespace(merged, context)
         elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
@@ -115,6 +116,15 @@ def connect(
     # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
     # watches and pod-proxy checks alike; the official client's exec reads both from `cfg`
     proxy = cfg.proxy or None
+    if proxy and not proxy.lower().startswith(("http://", "https://")):
+        # kubectl also speaks socks5; the official client's exec (the WebSocket every probe
+        # opens) speaks HTTP CONNECT only (stream/ws_client.py websocket_proxycare), so a SOCKS
+        # proxy would carry the REST calls and fail every pod: refuse before any request
+        scheme = proxy.split("://", 1)[0] if "://" in proxy else proxy
+        raise KubeConfigError(
+            f"kubeconfig cluster proxy-url: the {one_line(scheme)!r} scheme is not supported (the pod "
+            "exec client speaks only HTTP CONNECT proxies); use an http:// or https:// proxy"
+        )
     server_name = cfg.tls_server_name or None
 
     def rest_client(limits: httpx.Limits) -> httpx.Client:
@@ -156,6 +166,16 @@ class _Plugin:
     timeout: float
     environ: Mapping[str, str]
     credential: plugins.Credential
+
+
+def _set_proxy(cfg: Any, merged: dict[str, Any], context: str | None) -> None:
+    """The cluster's `proxy-url`, read here: the official client reads it only from 37 on, which
+    the `cloud` extra's botocore rules out (python-dateutil). REST, watches and the client's exec
+    (stream/ws_client.py websocket_proxycare) all take it from `cfg.proxy`."""
+    chosen = loading.selected(merged, context)
+    url = ((chosen[0].get("cluster") or {}).get("proxy-url") if chosen else None) or None
+    if url:
+        cfg.proxy = str(url)
 
 
 def _origin(plugin: _Plugin | None) -> str:
