@@ -132,7 +132,7 @@ class ListWatch:
                     rv = int(rv_s)
                 except ValueError:
                     rv = 0
-                oldest = self.store.oldest_rv()
+                oldest = self.store.oldest_rv(res)
                 if rv < oldest:
                     err = ApiError.expired(rv, oldest)
                     await self._send(resp, "ERROR", err.status())

@@ -50,6 +50,11 @@ def _pod_row(o: Obj) -> list[Any]:
     total = len(o["spec"].get("containers") or [])
     ready = sum(1 for c in cs if c.get("ready"))
     restarts = sum(int(c.get("restartCount", 0)) for c in cs)
+    # printPod: the latest restart's age next to the count, `3 (12s ago)`
+    last = max(
+        (((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or "" for c in cs), default=""
+    )
+    shown = f"{restarts} ({human_age(last)} ago)" if restarts and last else str(restarts)
     reason = st.get("reason") or st.get("phase") or "Pending"
     for c in cs:
         state = c.get("state") or {}
@@ -63,12 +68,34 @@ def _pod_row(o: Obj) -> list[Any]:
         o["metadata"]["name"],
         f"{ready}/{total}",
         reason,
-        restarts,
+        shown,
         human_age(o["metadata"].get("creationTimestamp")),
         st.get("podIP") or "<none>",
         o["spec"].get("nodeName") or "<none>",
         "<none>",
         "<none>",
+    ]
+
+
+def _event_row(o: Obj) -> list[Any]:
+    """printEvent (pkg/printers/internalversion/printers.go)."""
+    ref, src = o.get("involvedObject") or {}, o.get("source") or {}
+    first = human_age(o.get("firstTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp"))
+    last = human_age(o["lastTimestamp"]) if o.get("lastTimestamp") else first
+    kind = str(ref.get("kind", "")).lower()
+    source = src.get("component") or o.get("reportingController") or ""
+    host = src.get("host") or o.get("reportingInstance") or ""
+    return [
+        last,
+        o.get("type", ""),
+        o.get("reason", ""),
+        f"{kind}/{ref['name']}" if ref.get("name") else kind,
+        ref.get("fieldPath", ""),
+        f"{source}, {host}" if host else source,
+        str(o.get("message", "")).strip(),
+        first,
+        int(o.get("count") or 1),
+        o["metadata"]["name"],
     ]
 
 
@@ -374,14 +401,19 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
         ],
     ),
     "events": (
-        [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")],
-        lambda o: [
-            human_age(o.get("lastTimestamp") or o["metadata"].get("creationTimestamp")),
-            o.get("type", "Normal"),
-            o.get("reason", ""),
-            f"{(o.get('involvedObject') or {}).get('kind', '').lower()}/{(o.get('involvedObject') or {}).get('name', '')}",
-            o.get("message", ""),
+        [
+            _col("Last Seen"),
+            _col("Type"),
+            _col("Reason"),
+            _col("Object"),
+            _col("Subobject", priority=1),
+            _col("Source", priority=1),
+            _col("Message"),
+            _col("First Seen", priority=1),
+            _col("Count", "integer", priority=1),
+            _col("Name", priority=1),
         ],
+        _event_row,
     ),
 }
 

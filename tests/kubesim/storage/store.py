@@ -62,6 +62,9 @@ class Store:
         self.rv = 100
         self.objects: dict[Key, Obj] = {}
         self.history: deque[Event] = deque(maxlen=history)
+        # core/v1 Events have a watch cache of their own, as in the apiserver: the kubelets' events
+        # never push other kinds' resourceVersions out of their history
+        self.event_history: deque[Event] = deque(maxlen=history)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
 
@@ -83,8 +86,16 @@ class Store:
         out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         return out
 
-    def oldest_rv(self) -> int:
-        return self.history[0].rv if len(self.history) == self.history.maxlen else 0
+    def _history(self, res: Resource | None) -> deque[Event]:
+        return (
+            self.event_history
+            if res is not None and res.group == "" and res.plural == "events"
+            else self.history
+        )
+
+    def oldest_rv(self, res: Resource | None = None) -> int:
+        history = self._history(res)
+        return history[0].rv if len(history) == history.maxlen else 0
 
     # -- writes ------------------------------------------------------------
     def create(self, res: Resource, namespace: str, obj: Obj) -> Obj:
@@ -229,7 +240,7 @@ class Store:
 
     def _emit(self, type_: str, res: Resource, namespace: str, obj: Obj, old: Obj | None) -> None:
         ev = Event(self.rv, type_, res, namespace if res.namespaced else "", obj, old)
-        self.history.append(ev)
+        self._history(res).append(ev)
         for w in list(self.watchers):
             if w.res is res and (w.namespace is None or w.namespace == ev.namespace):
                 w.queue.put_nowait(ev)
@@ -239,7 +250,7 @@ class Store:
     def events_since(self, res: Resource, namespace: str | None, rv: int) -> list[Event]:
         return [
             e
-            for e in self.history
+            for e in self._history(res)
             if e.rv > rv and e.res is res and (namespace is None or e.namespace == namespace)
         ]
 
