@@ -50,8 +50,12 @@ class Knobs:
     # discovery; off, a server without it (404), as a client meets behind a proxy that only
     # forwards resource APIs
     access_reviews: bool = True
-    crashloop_backoff_max: float = 5.0
+    # the kubelet's restart back-off (CrashLoopBackOff) and image-pull back-off: 10 s doubling to
+    # 5 min, as a real kubelet; a test may shorten both (the first restart is always at once)
+    crashloop_backoff_initial: float = 10.0
+    crashloop_backoff_max: float = 300.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
+    # a fault: an image whose process, whatever it is asked to run, fails at once (exit 1)
     crash_image_markers: tuple[str, ...] = ("crashloop",)
     proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
     # an EKS cluster of this name: bearer tokens `k8s-aws-v1.…` presigned by the test identities of

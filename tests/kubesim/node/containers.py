@@ -1,5 +1,5 @@
-"""A container as the runtime sees it: its state and its pod's, the default PATH, images without a
-shell, finding a binary inside the container's root, and resolving a named container port."""
+"""A container as the runtime sees it: its state and its pod's, images without a shell (from the
+image catalogue), finding a binary inside the container's root, and resolving a named port."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from ..storage.store import Obj
+from .images import DEFAULT_PATH, lookup
 from .sandbox import Sandbox
 
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SHELLLESS = ("distroless", "scratch")
+__all__ = ["DEFAULT_PATH", "ContainerRuntime", "PodRuntime", "container_port", "resolve_binary", "shell_less"]
 
 
 def shell_less(image: str) -> bool:
-    return any(m in image for m in SHELLLESS)
+    """An image without a userland (distroless, scratch): nothing but its own programs to exec."""
+    return not lookup(image).shell
 
 
 def resolve_binary(name: str, root: str, path: str) -> str | None:
@@ -61,10 +62,17 @@ class ContainerRuntime:
     message: str = ""
     started_at: str = ""
     restarts: int = 0
-    last_exit: dict[str, Any] | None = None
+    last_exit: dict[str, Any] | None = None  # the latest termination
+    prev_exit: dict[str, Any] | None = None  # the one before it (lastState while state is terminated)
     container_id: str = ""
     log_paths: list[Path] = field(default_factory=list)
     ready: bool = False  # running and (no readinessProbe, or the probe passed)
+    started: bool = False  # running and (no startupProbe, or the probe passed)
+    stdin_fd: int = -1  # the write end of an open stdin (`stdin: true`), kept until the process ends
+    # why the kubelet is stopping it (a failed liveness/startup probe), so its exit is not a crash
+    killing: str = ""
+    backoff: float = 0.0  # the kubelet's restart back-off for it now (0: none yet)
+    backoff_at: float = 0.0  # when the back-off was last stepped (monotonic)
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""A container's environment as the kubelet makes it: envFrom and env from ConfigMaps, Secrets
-and the downward API, and Kubernetes `$(VAR)` expansion."""
+"""A container's environment as the kubelet and the runtime make it: envFrom and env from
+ConfigMaps, Secrets and the downward API, the service-link variables, `$(VAR)` expansion; then
+the runtime's HOSTNAME, the image's Env and runc's HOME; and the kubelet's /etc/hosts."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..storage.store import Obj
+from .images import DEFAULT_PATH
 from .objectcache import object_data
 
 if TYPE_CHECKING:
@@ -20,8 +22,13 @@ class ConfigError(Exception):
     """A container cannot be created: CreateContainerConfigError with the kubelet's message."""
 
 
-def resolve_env(cache: ObjectCache, rt: PodRuntime, c: Obj) -> dict[str, str]:
-    """`makeEnvironmentVariables`: envFrom first, then env (overrides), `$(VAR)` expansion."""
+def resolve_env(
+    cache: ObjectCache, rt: PodRuntime, c: Obj, service_env: dict[str, str] | None = None
+) -> dict[str, str]:
+    """`makeEnvironmentVariables` (pkg/kubelet/kubelet_pods.go): envFrom first, then env
+    (overrides), `$(VAR)` expanded against the variables so far and then the service variables;
+    then every service variable the container does not set itself."""
+    service_env = service_env or {}
     ns = rt.namespace
     env: dict[str, str] = {}
     for ef in c.get("envFrom") or []:
@@ -41,7 +48,7 @@ def resolve_env(cache: ObjectCache, rt: PodRuntime, c: Obj) -> dict[str, str]:
     for e in c.get("env") or []:
         name = e["name"]
         if "valueFrom" not in e:
-            env[name] = expand(e.get("value", ""), env)
+            env[name] = expand(e.get("value", ""), {**service_env, **env})
             continue
         vf = e["valueFrom"]
         if "fieldRef" in vf:
@@ -65,7 +72,108 @@ def resolve_env(cache: ObjectCache, rt: PodRuntime, c: Obj) -> dict[str, str]:
                     break
                 raise ConfigError(f"couldn't find key {ref.get('key')} in {kind} {ns}/{ref.get('name')}")
             env[name] = data[ref["key"]].decode(errors="replace")
+    for k, v in service_env.items():
+        env.setdefault(k, v)
     return env
+
+
+# -- service links (pkg/kubelet/envvars/envvars.go, kubelet_pods.go getServiceEnvVarMap) --------
+
+
+def _env_name(service: str) -> str:
+    return service.upper().replace("-", "_")
+
+
+def service_links(services: list[Obj]) -> dict[str, str]:
+    """envvars.FromServices: `<SVC>_SERVICE_HOST`, `_SERVICE_PORT`, `_SERVICE_PORT_<NAME>` per named
+    port, then the Docker-link `<SVC>_PORT`, `_PORT_<n>_<PROTO>`, `…_PROTO`, `…_PORT`, `…_ADDR`."""
+    out: dict[str, str] = {}
+    for svc in services:
+        spec = svc.get("spec") or {}
+        ip, ports = spec.get("clusterIP") or "", spec.get("ports") or []
+        if ip in ("", "None") or not ports:
+            continue
+        prefix = _env_name(svc["metadata"]["name"])
+        out[prefix + "_SERVICE_HOST"] = ip
+        out[prefix + "_SERVICE_PORT"] = str(ports[0]["port"])
+        for p in ports:
+            if p.get("name"):
+                out[prefix + "_SERVICE_PORT_" + _env_name(p["name"])] = str(p["port"])
+        for i, p in enumerate(ports):
+            proto = str(p.get("protocol") or "TCP")
+            url = f"{proto.lower()}://{ip}:{p['port']}"
+            if i == 0:
+                out[prefix + "_PORT"] = url
+            pp = f"{prefix}_PORT_{p['port']}_{proto.upper()}"
+            out[pp] = url
+            out[pp + "_PROTO"] = proto.lower()
+            out[pp + "_PORT"] = str(p["port"])
+            out[pp + "_ADDR"] = ip
+    return out
+
+
+def service_env(services: list[Obj], namespace: str, enable_links: bool) -> dict[str, str]:
+    """getServiceEnvVarMap: the `kubernetes` Service of `default` always; with enableServiceLinks
+    (default true), every Service of the pod's namespace (one of that namespace named `kubernetes`
+    wins), those with a ClusterIP only. The kubelet reads them from its informer when it starts
+    the container, so a Service created later reaches the container only at its next start.
+    (Go's map order is random: here they go by name.)"""
+    chosen: dict[str, Obj] = {}
+    for svc in services:
+        meta = svc["metadata"]
+        ip = (svc.get("spec") or {}).get("clusterIP") or ""
+        if ip in ("", "None"):
+            continue
+        if meta.get("namespace") == "default" and meta["name"] == "kubernetes":
+            chosen.setdefault(meta["name"], svc)
+        elif meta.get("namespace") == namespace and enable_links:
+            chosen[meta["name"]] = svc
+    return service_links([chosen[k] for k in sorted(chosen)])
+
+
+def process_env(
+    image_env: tuple[tuple[str, str], ...], hostname: str, kubelet_env: dict[str, str], home: str
+) -> dict[str, str]:
+    """The process's environment as containerd builds the spec (internal/cri/server/
+    container_create_linux.go): the default PATH, `HOSTNAME`, the image's Env, then the kubelet's
+    variables (a later one replaces an earlier in place); runc adds `HOME` when none is set."""
+    env = {"PATH": DEFAULT_PATH, "HOSTNAME": hostname}
+    env.update(image_env)
+    env.update(kubelet_env)
+    env.setdefault("HOME", home)
+    return env
+
+
+def pod_hostname(pod: Obj) -> tuple[str, str]:
+    """(hostname, domain) as the kubelet's GeneratePodHostNameAndDomain makes them: spec.hostname
+    or the pod's name (at most 63 characters); with spec.subdomain, `SUB.NS.svc.cluster.local`."""
+    spec = pod.get("spec") or {}
+    name = (spec.get("hostname") or pod["metadata"]["name"])[:63].rstrip("-.")
+    sub = spec.get("subdomain") or ""
+    domain = f"{sub}.{pod['metadata'].get('namespace', 'default')}.svc.cluster.local" if sub else ""
+    return name, domain
+
+
+def hosts_file(pod: Obj, ips: list[str]) -> str:
+    """The kubelet's managed /etc/hosts (kubelet_pods.go managedHostsFileContent)."""
+    name, domain = pod_hostname(pod)
+    lines = [
+        "# Kubernetes-managed hosts file.",
+        "127.0.0.1\tlocalhost",
+        "::1\tlocalhost ip6-localhost ip6-loopback",
+        "fe00::0\tip6-localnet",
+        "fe00::0\tip6-mcastprefix",
+        "fe00::1\tip6-allnodes",
+        "fe00::2\tip6-allrouters",
+    ]
+    for ip in ips:
+        lines.append(f"{ip}\t{name}.{domain}\t{name}" if domain else f"{ip}\t{name}")
+    aliases = (pod.get("spec") or {}).get("hostAliases") or []
+    if aliases:
+        lines += ["", "# Entries added by HostAliases."]
+        for a in aliases:
+            lines += [f"{a.get('ip', '')}\t{h}" for h in a.get("hostnames") or []]
+    return "\n".join(lines) + "\n"
 
 
 def expand(s: str, env: dict[str, str]) -> str:

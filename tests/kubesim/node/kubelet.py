@@ -1,11 +1,15 @@
 """One kubelet per node: pods from the API to running containers and back to their status.
-Containers are real processes in their own mount namespace (the ConfigMap/Secret cache, env,
-volumes and probes are in their own modules).
+Containers are real processes in their own mount namespace (the image catalogue, the runtime,
+the ConfigMap/Secret cache, env, volumes, probes, events and the status are in their own modules).
 
 A container joins its pod's network namespace (a pause process, see sandbox.py), then is
-`unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot`, so
-`md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there. Readiness
-probes (httpGet, tcpSocket, exec) decide a container's `ready`.
+`unshare -m` + an overlay of the host root + bind mounts of its volumes + `chroot` (runtime.py),
+so `md5sum /cm/script.py` inside it reads exactly the bytes this kubelet put there. Its process
+is the image's ENTRYPOINT/CMD as the pod's command/args override them; a program that cannot be
+found fails to start (StartError) and the kubelet restarts it with its back-off
+(CrashLoopBackOff). Startup, liveness and readiness probes decide `started`, restarts and `ready`.
+The kubelet records its events (Pulling, Pulled, Created, Started, Failed, BackOff, Killing,
+Unhealthy) through a client-go style recorder.
 """
 
 from __future__ import annotations
@@ -13,24 +17,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import shutil
 import signal
 from typing import TYPE_CHECKING
 
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
-from .containers import DEFAULT_PATH, ContainerRuntime, PodRuntime, resolve_binary, shell_less
-from .environment import ConfigError, expand, resolve_env
+from .containers import ContainerRuntime, PodRuntime
+from .environment import (
+    ConfigError,
+    expand,
+    hosts_file,
+    pod_hostname,
+    process_env,
+    resolve_env,
+    service_env,
+)
+from .events import Recorder, container_ref, go_duration
+from .images import NoCommand, home, lookup, process_args, pull_policy
 from .objectcache import ObjectCache
-from .probes import readiness
+from .probes import probe_container
+from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
+from .status import apply_status
 from .volumes import MountError, atomic_write, volume_files
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
+SERVICES = BY_PATH[("", "services")]
 
 
 class Kubelet:
@@ -45,6 +61,9 @@ class Kubelet:
         self.ipam = Ipam(pod_cidr(index))
         self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
+        self.recorder = Recorder(cluster.store, "kubelet", node)
+        self.images: set[str] = set()  # images pulled on this node
+        self.pull_backoff: dict[str, tuple[float, float]] = {}  # pod uid + image -> (back-off, since)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -58,8 +77,10 @@ class Kubelet:
         )
 
     def restart(self) -> None:
-        """A kubelet restart drops its object cache; running containers are untouched."""
+        """A kubelet restart drops its object cache and its event correlator; running containers
+        are untouched."""
         self.cache = ObjectCache(self.cluster.store)
+        self.recorder = Recorder(self.cluster.store, "kubelet", self.node)
         for rt in self.pods.values():
             self.cache.register(rt.pod)
 
@@ -140,6 +161,11 @@ class Kubelet:
             raise
         rt.sandbox, rt.ip = sb, ip
         self.by_ip[ip] = rt
+        # the kubelet's managed /etc/hosts and the sandbox's /etc/hostname, bound into containers
+        name, _ = pod_hostname(rt.pod)
+        rt.dir.mkdir(parents=True, exist_ok=True)
+        (rt.dir / "etc-hosts").write_text(hosts_file(rt.pod, [ip]))
+        (rt.dir / "hostname").write_text(name + "\n")
         if rt.stopping:  # deleted while the sandbox was being created
             await self._destroy_net(rt)
         return sb
@@ -169,172 +195,222 @@ class Kubelet:
                 atomic_write(d, files)
             rt.volumes[v["name"]] = d
 
-    # -- containers --------------------------------------------------------------------
+    # -- containers (pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer) -----------
+    def _event(self, rt: PodRuntime, c: Obj, type_: str, reason: str, message: str) -> None:
+        self.recorder.event(container_ref(rt.pod, c["name"]), type_, reason, message)
+
+    def _container_env(self, rt: PodRuntime, c: Obj) -> dict[str, str]:
+        """makeEnvironmentVariables: the container's own variables, then the service links the
+        kubelet's Service informer holds now (at this container start)."""
+        links = rt.pod["spec"].get("enableServiceLinks")
+        services = self.cluster.store.list(SERVICES)
+        svc_env = service_env(services, rt.namespace, links is None or bool(links))
+        return resolve_env(self.cache, rt, c, svc_env)
+
     async def _container_loop(self, rt: PodRuntime, c: Obj) -> None:
         crt = rt.containers[c["name"]]
-        backoff = 0.5
         policy = rt.pod["spec"].get("restartPolicy", "Always")
-        knobs = self.cluster.knobs
+        loop = asyncio.get_running_loop()
         while not rt.stopping:
-            image = c.get("image", "")
-            if any(m in image for m in knobs.bad_image_markers):
-                crt.state, crt.reason = (
-                    "waiting",
-                    "ErrImagePull" if crt.reason != "ErrImagePull" else "ImagePullBackOff",
-                )
-                crt.message = (
-                    f'failed to pull and unpack image "{image}": failed to resolve reference "{image}": not found'
-                    if crt.reason == "ErrImagePull"
-                    else f'Back-off pulling image "{image}"'
-                )
-                self._publish(rt)
-                await asyncio.sleep(1.0)
+            if not await self._ensure_image(rt, c, crt):
                 continue
             try:
-                env = resolve_env(self.cache, rt, c)
+                env = self._container_env(rt, c)
             except ConfigError as e:
-                crt.state, crt.reason, crt.message = "waiting", "CreateContainerConfigError", str(e)
-                self._publish(rt)
+                self._waiting(rt, crt, "CreateContainerConfigError", str(e))
+                self._event(rt, c, "Warning", "Failed", f"Error: {e}")
                 await asyncio.sleep(1.0)
                 continue
-            await self._launch(rt, c, crt, env)
-            crt.ready = not c.get("readinessProbe")
-            self._publish(rt)
-            assert crt.proc is not None
-            prober = (
-                asyncio.get_running_loop().create_task(
-                    readiness(rt, c, crt, crt.proc, pool=self.cluster.dial_pool, publish=self._publish)
+            img = lookup(crt.image)
+            command = [expand(a, env) for a in c.get("command") or []]
+            args = [expand(a, env) for a in c.get("args") or []]
+            if any(m in crt.image for m in self.cluster.knobs.crash_image_markers):
+                # a fault knob: whatever it is asked to run, this image's process fails at once
+                command, args = (
+                    ["/bin/sh", "-c", "echo 'fatal: configuration invalid' >&2; sleep 0.2; exit 1"],
+                    [],
                 )
-                if c.get("readinessProbe")
-                else None
-            )
             try:
-                code = await crt.proc.wait()
-            finally:
-                if prober is not None:
-                    prober.cancel()
-            crt.ready = False
+                argv = process_args(img, command, args)
+            except NoCommand as e:
+                msg = f'failed to generate container "{os.urandom(32).hex()}" spec: failed to generate spec: {e}'
+                self._waiting(rt, crt, "CreateContainerError", msg)
+                self._event(rt, c, "Warning", "Failed", f"Error: {msg}")
+                await asyncio.sleep(1.0)
+                continue
+            hostname, _ = pod_hostname(rt.pod)
+            uid = int(
+                (c.get("securityContext") or {}).get("runAsUser")
+                or (rt.pod["spec"].get("securityContext") or {}).get("runAsUser")
+                or img.user
+            )
+            full_env = process_env(img.env, hostname, env, home(img, uid))
+            self._event(rt, c, "Normal", "Created", f"Created container {c['name']}")
+            sandbox = await self._ensure_sandbox(rt)
+            try:
+                await start_process(rt, c, crt, argv, full_env, img, sandbox)
+            except StartError as e:
+                self._event(rt, c, "Warning", "Failed", f"Error: {e.message}")
+                code, reason, message = 128, "StartError", e.message
+                crt.started_at = "1970-01-01T00:00:00Z"
+            else:
+                self._event(rt, c, "Normal", "Started", f"Started container {c['name']}")
+                code, reason, message = await self._run(rt, c, crt)
+            finished = loop.time()
+            crt.prev_exit, crt.last_exit = (
+                crt.last_exit,
+                {
+                    "exitCode": code,
+                    "reason": reason,
+                    **({"message": message} if message else {}),
+                    "startedAt": crt.started_at,
+                    "finishedAt": now_rfc3339(),
+                    "containerID": crt.container_id,
+                },
+            )
+            crt.pid, crt.ready, crt.started, crt.killing = None, False, False, ""
             if rt.stopping:
                 break
-            crt.last_exit = {
-                "exitCode": code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": crt.started_at,
-                "finishedAt": now_rfc3339(),
-                "containerID": crt.container_id,
-            }
-            crt.pid = None
-            if policy == "Never" or (policy == "OnFailure" and code == 0):
-                crt.state, crt.reason = "terminated", crt.last_exit["reason"]
-                self._publish(rt)
-                return
-            crt.restarts += 1
-            crt.state, crt.reason = "waiting", "CrashLoopBackOff"
-            crt.message = f"back-off {int(backoff * 10)}s restarting failed container={c['name']} pod={rt.name}_{rt.namespace}({rt.uid})"
+            crt.state = "terminated"
             self._publish(rt)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, knobs.crashloop_backoff_max)
+            if policy == "Never" or (policy == "OnFailure" and code == 0):
+                return
+            await self._back_off(rt, c, crt, finished)
+            crt.restarts += 1
 
-    async def _launch(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, env: dict[str, str]) -> None:
-        full_env = {
-            "PATH": DEFAULT_PATH,
-            "HOSTNAME": rt.name,
-            "KUBERNETES_SERVICE_HOST": "10.96.0.1",
-            "KUBERNETES_SERVICE_PORT": "443",
-            **env,
-        }
-        argv = [expand(a, full_env) for a in (c.get("command") or []) + (c.get("args") or [])]
-        image = crt.image
-        if any(m in image for m in self.cluster.knobs.crash_image_markers):
-            argv = ["/bin/sh", "-c", "echo 'fatal: configuration invalid' >&2; sleep 0.2; exit 1"]
-        elif (
-            not argv
-            or shell_less(image)
-            or not resolve_binary(argv[0], "/", full_env.get("PATH", DEFAULT_PATH))
-        ):
-            argv = [
-                "/usr/bin/sleep",
-                "infinity",
-            ]  # stand-in for an entrypoint the host does not have
-        cdir = rt.dir / "containers" / c["name"] / str(crt.restarts)
-        for sub in ("upper", "work", "merged"):
-            (cdir / sub).mkdir(parents=True, exist_ok=True)
-        merged = cdir / "merged"
-        lines = [
-            "set -e",
-            f"/usr/bin/mount -t overlay overlay -o lowerdir=/,upperdir={shlex.quote(str(cdir / 'upper'))},"
-            f"workdir={shlex.quote(str(cdir / 'work'))} {shlex.quote(str(merged))}",
-            f"/usr/bin/mount -t proc proc {shlex.quote(str(merged / 'proc'))}",
-            f"/usr/bin/mount --rbind /dev {shlex.quote(str(merged / 'dev'))}",
-        ]
-        for vm in c.get("volumeMounts") or []:
-            vol = rt.volumes.get(vm["name"])
-            if vol is None:
-                continue
-            # resolve symlinks as the container would (its root is an overlay of the host's /),
-            # e.g. /var/run -> /run, so the bind lands where chroot'd paths will look
-            target = merged / os.path.realpath(vm["mountPath"]).lstrip("/")
-            q = shlex.quote(str(target))
-            if vm.get("subPath"):
-                # bind the file as resolved now: later atomic updates swap ..data and never reach it
-                src = (vol / vm["subPath"]).resolve()
-                if src.is_dir():
-                    lines.append(f"/usr/bin/mkdir -p {q}")
-                else:
-                    lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}")
-                lines.append(f"/usr/bin/mount --bind {shlex.quote(str(src))} {q}")
-            else:
-                lines.append(f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}")
-            if vm.get("readOnly"):
-                lines.append(f"/usr/bin/mount -o remount,bind,ro {q}")
-        wd = c.get("workingDir")
-        if wd:
-            lines.append(
-                f'exec /usr/sbin/chroot {shlex.quote(str(merged))} /bin/sh -c \'cd "$0" && exec "$@"\' {shlex.quote(wd)} {" ".join(shlex.quote(a) for a in argv)}'
-            )
-        else:
-            lines.append(
-                f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {' '.join(shlex.quote(a) for a in argv)}"
-            )
-        log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        fh = log.open("wb")
-        sandbox = await self._ensure_sandbox(rt)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                # join the pod's network namespace, then a mount namespace of the container's own
-                "/usr/bin/nsenter",
-                f"--net={sandbox.netns}",
-                "--",
-                "/usr/bin/unshare",
-                "-m",
-                "--propagation",
-                "private",
-                "--",
-                "/bin/sh",
-                "-c",
-                "\n".join(lines),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=fh,
-                stderr=asyncio.subprocess.STDOUT,
-                env=full_env,
-                start_new_session=True,
-            )
-        finally:
-            fh.close()
-        crt.proc, crt.pid, crt.env = proc, proc.pid, full_env
-        crt.log_paths.append(log)
+    async def _run(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> tuple[int, str, str]:
+        """The container runs, probed, until its process ends: (exit code, reason, message)."""
+        assert crt.proc is not None
+        proc = crt.proc
         crt.state, crt.reason, crt.message = "running", "", ""
-        crt.started_at = now_rfc3339()
-        crt.container_id = "containerd://" + os.urandom(32).hex()
-        # wait until the process sits in its own root (chroot done) so exec sees the mounts
-        for _ in range(200):
-            try:
-                if os.readlink(f"/proc/{proc.pid}/root") != "/":
-                    break
-            except OSError:
-                break
-            await asyncio.sleep(0.005)
+        crt.started = not c.get("startupProbe")
+        crt.ready = crt.started and not c.get("readinessProbe")
+        self._publish(rt)
+        prober = asyncio.get_running_loop().create_task(
+            probe_container(
+                rt,
+                c,
+                crt,
+                proc,
+                pool=self.cluster.dial_pool,
+                publish=self._publish,
+                unhealthy=lambda msg: self._event(rt, c, "Warning", "Unhealthy", msg),
+                kill=lambda kind: self._probe_kill(rt, c, crt, kind),
+            )
+        )
+        try:
+            code = exit_code(await proc.wait())
+        finally:
+            prober.cancel()
+            close_stdin(crt)
+        return code, "Completed" if code == 0 else "Error", ""
+
+    def _probe_kill(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, kind: str) -> None:
+        """computePodActions + killContainer: a failed liveness or startup probe stops the
+        container with its grace period (`Killing`), to be restarted per restartPolicy."""
+        if crt.proc is None or crt.proc.returncode is not None:
+            return
+        crt.killing = kind
+        restart = rt.pod["spec"].get("restartPolicy", "Always") != "Never"
+        msg = f"Container {c['name']} failed {kind} probe" + (", will be restarted" if restart else "")
+        self._event(rt, c, "Normal", "Killing", msg)
+        probe = c.get(f"{kind}Probe") or {}
+        grace = probe.get("terminationGracePeriodSeconds")
+        if grace is None:
+            grace = rt.pod["spec"].get("terminationGracePeriodSeconds", 30)
+        asyncio.get_running_loop().create_task(_stop(crt.proc, float(grace)))
+
+    async def _back_off(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, finished: float) -> None:
+        """kuberuntime_manager.go doBackOff with the kubelet's flowcontrol.Backoff (10 s doubling
+        to 5 min, `Knobs.crashloop_backoff_*`): a container that failed within the back-off of its
+        last restart waits in CrashLoopBackOff (a `BackOff` event at each pod sync); then the
+        back-off steps up. The first failure restarts at once."""
+        knobs = self.cluster.knobs
+        loop = asyncio.get_running_loop()
+        initial, cap = knobs.crashloop_backoff_initial, knobs.crashloop_backoff_max
+        if crt.backoff and loop.time() - crt.backoff_at > 2 * cap:
+            crt.backoff = 0.0  # the entry expired (hasExpired): start again from the initial delay
+        if crt.backoff and loop.time() - finished < crt.backoff:
+            pod = f"{rt.name}_{rt.namespace}({rt.uid})"
+            self._waiting(
+                rt,
+                crt,
+                "CrashLoopBackOff",
+                f"back-off {go_duration(crt.backoff)} restarting failed container={c['name']} pod={pod}",
+            )
+            until = finished + crt.backoff
+            while not rt.stopping and loop.time() < until:
+                self._event(
+                    rt,
+                    c,
+                    "Warning",
+                    "BackOff",
+                    f"Back-off restarting failed container {c['name']} in pod {pod}",
+                )
+                await asyncio.sleep(min(until - loop.time(), min(10.0, initial)))
+        crt.backoff = initial if not crt.backoff else min(crt.backoff * 2, cap)
+        crt.backoff_at = loop.time()
+
+    def _waiting(self, rt: PodRuntime, crt: ContainerRuntime, reason: str, message: str) -> None:
+        crt.state, crt.reason, crt.message = "waiting", reason, message
+        self._publish(rt)
+
+    async def _ensure_image(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> bool:
+        """kuberuntime's image puller (pkg/kubelet/images/image_manager.go EnsureImageExists):
+        `Pulled` (already present) or `Pulling` + `Pulled`; a failed pull is ErrImagePull, then
+        ImagePullBackOff for the pod's image back-off (10 s doubling to 5 min, the same knobs)."""
+        image = crt.image
+        policy = pull_policy(image, c.get("imagePullPolicy"))
+        present = image in self.images
+        if (
+            policy == "Never"
+            and not present
+            and not any(m in image for m in self.cluster.knobs.bad_image_markers)
+        ):
+            present = True  # kubesim's images are all "on the machine" unless they cannot be pulled
+        if present and policy != "Always":
+            self._event(rt, c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
+            return True
+        knobs = self.cluster.knobs
+        loop = asyncio.get_running_loop()
+        key = f"{rt.uid}_{image}"
+        backoff, at = self.pull_backoff.get(key, (0.0, 0.0))
+        if backoff and loop.time() - at < backoff:
+            self._waiting(rt, crt, "ImagePullBackOff", f'Back-off pulling image "{image}"')
+            self._event(rt, c, "Normal", "BackOff", f'Back-off pulling image "{image}"')
+            self._event(rt, c, "Warning", "Failed", "Error: ImagePullBackOff")
+            await asyncio.sleep(max(0.0, min(at + backoff - loop.time(), 10.0)))
+            return False
+        self._event(rt, c, "Normal", "Pulling", f'Pulling image "{image}"')
+        t0 = loop.time()
+        if any(m in image for m in knobs.bad_image_markers):
+            ref = image if "/" in image.split(":", 1)[0] else f"docker.io/library/{image}"
+            err = (
+                f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+                f'failed to resolve reference "{ref}": {ref}: not found'
+            )
+            self._event(rt, c, "Warning", "Failed", f'Failed to pull image "{image}": {err}')
+            self._event(rt, c, "Warning", "Failed", "Error: ErrImagePull")
+            step = (
+                knobs.crashloop_backoff_initial
+                if not backoff
+                else min(backoff * 2, knobs.crashloop_backoff_max)
+            )
+            self.pull_backoff[key] = (step, loop.time())
+            self._waiting(rt, crt, "ErrImagePull", err)
+            await asyncio.sleep(min(1.0, step))
+            return False
+        self.images.add(image)
+        took = go_duration(int((loop.time() - t0) * 1000) / 1000)
+        size = lookup(image).size
+        self._event(
+            rt,
+            c,
+            "Normal",
+            "Pulled",
+            f'Successfully pulled image "{image}" in {took} ({took} including waiting). Image size: {size} bytes.',
+        )
+        return True
 
     # -- volume refresh ------------------------------------------------------------
     async def _sync_loop(self) -> None:
@@ -363,9 +439,19 @@ class Kubelet:
                             atomic_write(d, files)
 
     # -- termination -------------------------------------------------------------------
-    async def _kill(self, rt: PodRuntime, *, grace: float) -> None:
+    async def _kill(self, rt: PodRuntime, *, grace: float, record: bool = False) -> None:
         rt.stopping = True
-        procs = [c.proc for c in rt.containers.values() if c.proc is not None and c.proc.returncode is None]
+        running = [
+            (name, c.proc)
+            for name, c in rt.containers.items()
+            if c.proc is not None and c.proc.returncode is None
+        ]
+        if record:  # killContainer's event for a pod being deleted
+            for name, _ in running:
+                self.recorder.event(
+                    container_ref(rt.pod, name), "Normal", "Killing", f"Stopping container {name}"
+                )
+        procs = [p for _, p in running]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
@@ -377,12 +463,14 @@ class Kubelet:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(p.pid, signal.SIGKILL)
                 await asyncio.gather(*(p.wait() for p in procs), return_exceptions=True)
+        for c in rt.containers.values():
+            close_stdin(c)
         if rt.task is not None:
             rt.task.cancel()
         await self._destroy_net(rt)
 
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:
-        await self._kill(rt, grace=grace)
+        await self._kill(rt, grace=grace, record=True)
         self.cache.unregister(rt.pod)
         self.pods.pop(rt.uid, None)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, rt.dir, True)
@@ -393,72 +481,18 @@ class Kubelet:
     def _publish(self, rt: PodRuntime) -> None:
         if rt.stopping:
             return
-        statuses = []
-        for c in rt.pod["spec"].get("containers") or []:
-            crt = rt.containers.get(c["name"]) or ContainerRuntime(c["name"], c.get("image", ""))
-            if crt.state == "running":
-                state: Obj = {"running": {"startedAt": crt.started_at}}
-            elif crt.state == "terminated":
-                state = {"terminated": dict(crt.last_exit or {})}
-            else:
-                state = {
-                    "waiting": {
-                        "reason": crt.reason,
-                        **({"message": crt.message} if crt.message else {}),
-                    }
-                }
-            st: Obj = {
-                "name": c["name"],
-                "image": crt.image,
-                "imageID": "",
-                "ready": crt.state == "running" and crt.ready,
-                "started": crt.state == "running",
-                "restartCount": crt.restarts,
-                "state": state,
-                "lastState": {"terminated": crt.last_exit} if crt.last_exit else {},
-            }
-            if crt.container_id:
-                st["containerID"] = crt.container_id
-            statuses.append(st)
-        all_ready = bool(statuses) and all(s["ready"] for s in statuses)
-        running = any(c.state == "running" for c in rt.containers.values())
-        now = now_rfc3339()
+        host_ip = f"172.18.0.{self.index + 1}"
+        self.cluster.store.mutate(
+            PODS, rt.namespace, rt.name, lambda p: apply_status(p, rt, host_ip), status=True
+        )
 
-        def apply(p: Obj) -> None:
-            status = p.setdefault("status", {})
-            old = {c["type"]: c for c in status.get("conditions") or []}
 
-            def cond(t: str, ok: bool) -> Obj:
-                s = "True" if ok else "False"
-                prev = old.get(t)
-                ltt = prev["lastTransitionTime"] if prev and prev.get("status") == s else now
-                c: Obj = {"type": t, "status": s, "lastProbeTime": None, "lastTransitionTime": ltt}
-                if not ok and t in ("Ready", "ContainersReady"):
-                    c["reason"] = "ContainersNotReady"
-                    notready = [x["name"] for x in statuses if not x["ready"]]
-                    c["message"] = f"containers with unready status: [{' '.join(notready)}]"
-                return c
-
-            status["conditions"] = [
-                cond("PodReadyToStartContainers", True),
-                cond("Initialized", True),
-                cond("Ready", all_ready),
-                cond("ContainersReady", all_ready),
-                cond("PodScheduled", True),
-            ]
-            status["phase"] = "Running" if running else status.get("phase", "Pending")
-            if all(c.state == "terminated" for c in rt.containers.values()) and rt.containers:
-                status["phase"] = (
-                    "Succeeded"
-                    if all((c.last_exit or {}).get("exitCode") == 0 for c in rt.containers.values())
-                    else "Failed"
-                )
-            status["hostIP"] = f"172.18.0.{self.index + 1}"
-            if rt.ip:
-                status["podIP"] = rt.ip
-                status["podIPs"] = [{"ip": rt.ip}]
-            status.setdefault("startTime", now)
-            status["containerStatuses"] = statuses
-            status.setdefault("qosClass", "BestEffort")
-
-        self.cluster.store.mutate(PODS, rt.namespace, rt.name, apply, status=True)
+async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop a container: SIGTERM, then SIGKILL once its grace period is over."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=max(grace, 0.05))
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -101,7 +101,8 @@ def test_get_wide_logs_delete_and_deploy_rs_listing(cluster: Cluster, kubectl: K
 
 
 def test_exec_into_distroless_pod_fails_with_the_containerd_text(kubectl: Kubectl) -> None:
-    kubectl("run", "static", "--image=gcr.io/distroless/static:nonroot", "--restart=Never")
+    # distroless has no ENTRYPOINT or CMD: the pod names its program (the app image's /server)
+    kubectl("run", "static", "--image=gcr.io/distroless/static:nonroot", "--restart=Never", "--", "/server")
     kubectl("wait", "--for=condition=Ready", "pod/static", "--timeout=60s")
     proc = kubectl.run("exec", "static", "--", "sh", "-c", "true", check=False)
     assert proc.returncode != 0

@@ -1,0 +1,202 @@
+"""The image catalogue: what each image the tests, docs and demo name would give a container
+(ENTRYPOINT, CMD, Env, User, WorkingDir, /etc/passwd homes, whether it has a shell and userland),
+and the runtime's rules for turning an image and a container spec into a process.
+
+Containers run on an overlay of the host root, so an image "with a userland" (busybox, debian,
+python images) is stood in for by the host's binaries. An image's own programs the host lacks
+(`nginx`, a distroless app's `/server`) are *stand-ins*: a command the runtime runs instead, a
+long-running server. Shell-less images (distroless) have only their stand-ins: any other
+command is not found, exactly as runc would report it.
+
+An image not in the catalogue is taken to be an application image with the host's userland,
+running as root, whose default process (`CMD`) serves until stopped (a stand-in `sleep infinity`).
+That is the documented default: name your image in CATALOGUE to give it another behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SERVE = ("/usr/bin/sleep", "infinity")  # a stand-in for a program that serves until stopped
+CONFIGAPP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "apps", "configapp.py")
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image's config (`docker inspect .Config`) as far as a container's start depends on it."""
+
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = (("PATH", DEFAULT_PATH),)
+    user: int = 0
+    workdir: str = ""
+    passwd: dict[int, str] = field(default_factory=lambda: {0: "/root"})  # uid -> home (/etc/passwd)
+    shell: bool = True  # has a userland (the host's binaries stand in for it)
+    standins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # its own programs -> what runs
+    size: int = 0  # bytes, as `Successfully pulled image ... Image size:` reports it
+
+
+# nginx answers GET / on :80; a stdlib HTTP server on :80 stands in for it
+_NGINX_SERVER = ("/usr/bin/python3", "-m", "http.server", "80", "--directory", "/tmp")
+
+CATALOGUE: dict[str, Image] = {
+    # docker.io/library/busybox:1.36: CMD ["sh"] (exits at once without stdin), runs as root
+    "busybox": Image(
+        cmd=("sh",),
+        passwd={0: "/root", 1: "/usr/sbin", 2: "/bin", 8: "/var/spool/mail", 33: "/var/www", 65534: "/home"},
+        size=2_155_000,
+    ),
+    # docker.io/library/debian:bookworm: CMD ["bash"]
+    "debian": Image(cmd=("bash",), passwd={0: "/root", 65534: "/nonexistent"}, size=48_480_000),
+    # docker.io/library/nginx:1.27: the entrypoint script execs `nginx -g 'daemon off;'`, serving :80
+    "nginx": Image(
+        entrypoint=("/docker-entrypoint.sh",),
+        cmd=("nginx", "-g", "daemon off;"),
+        env=(
+            ("PATH", DEFAULT_PATH),
+            ("NGINX_VERSION", "1.27.5"),
+            ("NJS_VERSION", "0.8.10"),
+            ("PKG_RELEASE", "1~bookworm"),
+        ),
+        passwd={0: "/root", 101: "/nonexistent", 65534: "/nonexistent"},
+        standins={"/docker-entrypoint.sh": _NGINX_SERVER, "/usr/sbin/nginx": _NGINX_SERVER},
+        size=72_200_000,
+    ),
+    # gcr.io/distroless/static:nonroot: no ENTRYPOINT, no CMD, no shell; user nonroot (65532).
+    # kubesim's distroless images stand for an application built FROM it, its binary at /server.
+    "gcr.io/distroless": Image(
+        env=(("PATH", DEFAULT_PATH), ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")),
+        user=65532,
+        workdir="/home/nonroot",
+        passwd={0: "/root", 65532: "/home/nonroot", 65534: "/nonexistent"},
+        shell=False,
+        standins={"/server": SERVE},
+        size=1_020_000,
+    ),
+    # scratch-based images: nothing at all but what they were built with
+    "scratch": Image(passwd={}, shell=False, standins={"/server": SERVE}),
+    # the test app (tests/kubesim/apps/configapp.py) on a python image: the host's python3
+    "kubesim.local/configapp": Image(cmd=("python3", CONFIGAPP), size=51_000_000),
+    # this repository's image (Dockerfile): ENTRYPOINT ["python", "-m", "verify"], root, /opt/venv
+    "ghcr.io/example/rollout-verify": Image(
+        entrypoint=("python", "-m", "verify"),
+        env=(("PATH", "/opt/venv/bin:" + DEFAULT_PATH),),
+        standins={"python": (sys.executable, "-m", "verify")},
+        size=60_000_000,
+    ),
+}
+DEFAULT = Image(cmd=("serve",), standins={"serve": SERVE}, size=10_000_000)
+
+
+def repository(image: str) -> str:
+    """`docker.io/library/busybox:1.36@sha256:…` -> `busybox`; `gcr.io/distroless/static:nonroot`
+    -> `gcr.io/distroless/static`."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name = name[: len(name) - len(last)] + last.split(":", 1)[0]
+    for prefix in ("docker.io/library/", "docker.io/", "index.docker.io/library/"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+def lookup(image: str) -> Image:
+    """The catalogue's entry: the longest key that is the repository or a path prefix of it."""
+    repo = repository(image)
+    best = ""
+    for key in CATALOGUE:
+        if (repo == key or repo.startswith(key + "/") or repo.endswith("/" + key)) and len(key) > len(best):
+            best = key
+    if not best:  # any other distroless or scratch-based name has no shell either
+        best = next((k for k in ("gcr.io/distroless", "scratch") if k.rsplit("/", 1)[-1] in repo), "")
+    return CATALOGUE[best] if best else DEFAULT
+
+
+def pull_policy(image: str, policy: str | None) -> str:
+    """The apiserver's default imagePullPolicy: Always for `:latest` or no tag, else IfNotPresent."""
+    if policy:
+        return policy
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    tagged = ":" in last or "@" in image
+    return "Always" if not tagged or last.endswith(":latest") else "IfNotPresent"
+
+
+class NoCommand(Exception):
+    """The runtime cannot make a process: containerd's `no command specified`."""
+
+
+def process_args(img: Image, command: list[str], args: list[str]) -> list[str]:
+    """The process's argv as containerd's CRI makes it (internal/cri/opts/spec_opts.go
+    WithProcessArgs, from moby's daemon/commit.go): a container `command` replaces ENTRYPOINT and
+    then only `args` follow (CMD is dropped); without a command, ENTRYPOINT + (`args` or CMD).
+    `command`/`args` arrive already `$(VAR)`-expanded by the kubelet
+    (pkg/kubelet/container/helpers.go ExpandContainerCommandAndArgs)."""
+    if command:
+        return list(command) + list(args)
+    argv = list(img.entrypoint) + (list(args) if args else list(img.cmd))
+    if not argv:
+        raise NoCommand("no command specified")
+    return argv
+
+
+def lookup_error(name: str, root: str, path: str, img: Image) -> str | None:
+    """runc's check before it execs the process (libcontainer/standard_init_linux.go:
+    `exec.LookPath(l.config.Args[0])` inside the container): None when `name` is found, else
+    Go's exec.Error text, e.g. `exec: "x": executable file not found in $PATH`."""
+    if name in img.standins:
+        return None
+    if "/" in name:
+        if not img.shell:
+            return f'exec: "{name}": stat {name}: no such file or directory'
+        p = os.path.join(root, name.lstrip("/"))
+        if not os.path.exists(p):
+            return f'exec: "{name}": stat {name}: no such file or directory'
+        if os.path.isdir(p) or not os.access(p, os.X_OK):
+            return f'exec: "{name}": permission denied'
+        return None
+    if img.shell:
+        for d in path.split(":"):
+            if not d:
+                continue
+            if d + "/" + name in img.standins:
+                return None
+            p = os.path.join(root, d.lstrip("/"), name)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                return None
+    else:
+        for d in path.split(":"):
+            if d and d + "/" + name in img.standins:
+                return None
+    return f'exec: "{name}": executable file not found in $PATH'
+
+
+def standin(argv: list[str], img: Image, path: str) -> list[str]:
+    """argv, with an image program the host lacks replaced by what stands in for it."""
+    name = argv[0]
+    if name in img.standins:
+        return list(img.standins[name])
+    if "/" not in name:
+        for d in path.split(":"):
+            if d and d + "/" + name in img.standins:
+                return list(img.standins[d + "/" + name])
+    return argv
+
+
+def start_error(lookup_text: str) -> str:
+    """The message of a container runc could not start, as containerd (1.7, runc 1.2) returns it
+    and the kubelet records it: internal/cri/server/container_start.go wraps the task error,
+    runc's libcontainer/process_linux.go adds `error during container init`."""
+    return (
+        "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+        f"runc create failed: unable to start container process: error during container init: {lookup_text}: unknown"
+    )
+
+
+def home(img: Image, uid: int) -> str:
+    """runc's HOME when the env has none: the user's home from the image's /etc/passwd, else `/`
+    (libcontainer/init_linux.go: user.GetExecUserPath defaults Home to "/")."""
+    return img.passwd.get(uid, "/")

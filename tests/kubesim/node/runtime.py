@@ -1,0 +1,177 @@
+"""The container runtime: one container process, started as containerd + runc start one.
+
+The process joins its pod's network namespace (the sandbox), gets a mount namespace of its own
+with an overlay of the host root, its volumes and the kubelet's /etc/hosts and /etc/hostname bound
+in, and `chroot`s into it. Then, as runc's init does, it stops before exec'ing the user's
+program: the runtime looks the program up inside the container's root (runc's
+`exec.LookPath(args[0])`, libcontainer/standard_init_linux.go) and either lets it go on or kills
+it and reports a start error (`StartError`, exit code 128, containerd's text)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..storage.store import Obj, now_rfc3339
+from .images import DEFAULT_PATH, Image, lookup_error, standin, start_error
+
+if TYPE_CHECKING:
+    from .containers import ContainerRuntime, PodRuntime
+    from .sandbox import Sandbox
+
+
+@dataclass
+class StartError(Exception):
+    message: str
+
+
+def _mount_script(rt: PodRuntime, c: Obj, merged: Path, cdir: Path) -> list[str]:
+    lines = [
+        "set -e",
+        f"/usr/bin/mount -t overlay overlay -o lowerdir=/,upperdir={shlex.quote(str(cdir / 'upper'))},"
+        f"workdir={shlex.quote(str(cdir / 'work'))} {shlex.quote(str(merged))}",
+        f"/usr/bin/mount -t proc proc {shlex.quote(str(merged / 'proc'))}",
+        f"/usr/bin/mount --rbind /dev {shlex.quote(str(merged / 'dev'))}",
+    ]
+    # the kubelet's managed /etc/hosts and the sandbox's /etc/hostname (kubelet_pods.go makeMounts)
+    for name, target in (("etc-hosts", "etc/hosts"), ("hostname", "etc/hostname")):
+        src = rt.dir / name
+        if src.exists():
+            lines.append(f"/usr/bin/mount --bind {shlex.quote(str(src))} {shlex.quote(str(merged / target))}")
+    for vm in c.get("volumeMounts") or []:
+        vol = rt.volumes.get(vm["name"])
+        if vol is None:
+            continue
+        # resolve symlinks as the container would (its root is an overlay of the host's /),
+        # e.g. /var/run -> /run, so the bind lands where chroot'd paths will look
+        target = merged / os.path.realpath(vm["mountPath"]).lstrip("/")
+        q = shlex.quote(str(target))
+        if vm.get("subPath"):
+            # bind the file as resolved now: later atomic updates swap ..data and never reach it
+            src = (vol / vm["subPath"]).resolve()
+            if src.is_dir():
+                lines.append(f"/usr/bin/mkdir -p {q}")
+            else:
+                lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(target.parent))} && /usr/bin/touch {q}")
+            lines.append(f"/usr/bin/mount --bind {shlex.quote(str(src))} {q}")
+        else:
+            lines.append(f"/usr/bin/mkdir -p {q} && /usr/bin/mount --bind {shlex.quote(str(vol))} {q}")
+        if vm.get("readOnly"):
+            lines.append(f"/usr/bin/mount -o remount,bind,ro {q}")
+    return lines
+
+
+# inside the container's root: wait for the runtime's go-ahead on stdin (runc's exec fifo), then
+# stdin becomes /dev/null (or stays the open pipe with `stdin: true`), enter the working directory
+# (runc creates it when missing) and exec the program
+def _gate(keep_stdin: bool) -> str:
+    return (
+        "read -r go || exit 128; "
+        + ("" if keep_stdin else "exec </dev/null; ")
+        + 'if [ -n "$0" ]; then mkdir -p "$0" && cd "$0"; fi; exec "$@"'
+    )
+
+
+async def start_process(
+    rt: PodRuntime,
+    c: Obj,
+    crt: ContainerRuntime,
+    argv: list[str],
+    env: dict[str, str],
+    img: Image,
+    sandbox: Sandbox,
+) -> None:
+    """Start `argv` as container `c`; on return it runs (crt.proc, crt.pid set). A program that
+    cannot be found raises StartError with the runtime's message, its process gone."""
+    cdir = rt.dir / "containers" / c["name"] / str(crt.restarts)
+    for sub in ("upper", "work", "merged"):
+        (cdir / sub).mkdir(parents=True, exist_ok=True)
+    merged = cdir / "merged"
+    path = env.get("PATH", DEFAULT_PATH)
+    run = standin(argv, img, path)
+    workdir = c.get("workingDir") or img.workdir
+    keep_stdin = bool(c.get("stdin"))
+    lines = _mount_script(rt, c, merged, cdir)
+    lines.append(
+        f"exec /usr/sbin/chroot {shlex.quote(str(merged))} /bin/sh -c {shlex.quote(_gate(keep_stdin))} "
+        f"{shlex.quote(workdir)} {' '.join(shlex.quote(a) for a in run)}"
+    )
+    log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # the gate is the process's stdin; with `stdin: true` it stays open after the go-ahead (a shell
+    # then waits on it, as under a runtime)
+    gate_r, gate_w = os.pipe()
+    fh = log.open("wb")
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            # join the pod's network namespace, then a mount namespace of the container's own
+            "/usr/bin/nsenter",
+            f"--net={sandbox.netns}",
+            "--",
+            "/usr/bin/unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            "\n".join(lines),
+            stdin=gate_r,
+            stdout=fh,
+            stderr=asyncio.subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        fh.close()
+        os.close(gate_r)
+    crt.proc, crt.pid, crt.env = proc, proc.pid, env
+    crt.log_paths.append(log)
+    crt.container_id = "containerd://" + os.urandom(32).hex()
+    # wait until the process sits in its own root (chroot done) and looks the program up there
+    root = f"/proc/{proc.pid}/root"
+    chrooted = False
+    for _ in range(4000):
+        if proc.returncode is not None:
+            break
+        try:
+            chrooted = os.readlink(root) != "/"
+        except OSError:  # gone: its setup failed, which its exit code will show
+            break
+        if chrooted:
+            break
+        await asyncio.sleep(0.005)
+    problem = lookup_error(argv[0], root, path, img) if chrooted else None
+    if problem is None and chrooted:
+        with contextlib.suppress(OSError):
+            os.write(gate_w, b"go\n")
+    if keep_stdin and problem is None:
+        crt.stdin_fd = gate_w
+    else:
+        os.close(gate_w)
+    if problem is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        close_stdin(crt)
+        crt.pid = None
+        raise StartError(start_error(problem))
+    crt.started_at = now_rfc3339()
+
+
+def close_stdin(crt: ContainerRuntime) -> None:
+    if crt.stdin_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(crt.stdin_fd)
+        crt.stdin_fd = -1
+
+
+def exit_code(returncode: int) -> int:
+    """A process killed by a signal: the runtime reports 128 + the signal (137, 143)."""
+    return 128 - returncode if returncode < 0 else returncode
