@@ -1,13 +1,24 @@
-"""kubesim's kubelet events, judged by the real kubectl: deduplicated as client-go does."""
+"""kubesim's containers as a runtime and a kubelet run them, judged by the real kubectl and the
+real rollout-verify: image ENTRYPOINT/CMD under command/args, start errors, exits and the
+kubelet's restart back-off, and the kubelet's events (deduplicated as client-go does)."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 from tests.kubesim import Cluster
 from tests.kubesim.node.events import Recorder, container_ref
+from tests.support.helpers import deployment, run_verify
 from tests.support.kubectl import Kubectl
+
+NOT_FOUND = (
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+    "runc create failed: unable to start container process: error during container init: "
+    'exec: "no-such-binary": executable file not found in $PATH: unknown'
+)
 
 
 def bare_pod(name: str, container: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -17,6 +28,164 @@ def bare_pod(name: str, container: dict[str, Any], **spec: Any) -> dict[str, Any
         "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
         "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "app", **container}], **spec},
     }
+
+
+def status_of(cluster: Cluster, name: str) -> dict[str, Any]:
+    """The pod's first container status ({} until there is one)."""
+    pod = cluster.get("Pod", name) or {}
+    return ((pod.get("status") or {}).get("containerStatuses") or [{}])[0]
+
+
+def only_pod(cluster: Cluster, app: str) -> dict[str, Any]:
+    (pod,) = [p for p in cluster.list("Pod") if p["metadata"]["labels"].get("app") == app]
+    return pod
+
+
+def test_a_missing_command_fails_to_start_crash_loops_and_the_rollout_never_completes(
+    cluster: Cluster, kubectl: Kubectl, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("broken", replicas=1, image="debian:bookworm", command=["no-such-binary"]))
+
+    def crash_looping() -> bool:
+        pods = [p for p in cluster.list("Pod") if p["metadata"]["labels"].get("app") == "broken"]
+        cs = ((pods[0].get("status") or {}).get("containerStatuses") or [{}])[0] if pods else {}
+        return (cs.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+
+    cluster.wait_for(crash_looping, timeout=60, what="CrashLoopBackOff")
+    name = only_pod(cluster, "broken")["metadata"]["name"]
+    pod = json.loads(kubectl("get", "pod", name, "-o", "json"))
+    uid = pod["metadata"]["uid"]
+    (cs,) = pod["status"]["containerStatuses"]
+    # runc could not find the program: StartError (128) with containerd's text, then the back-off
+    last = cs["lastState"]["terminated"]
+    assert (last["reason"], last["exitCode"], last["message"]) == ("StartError", 128, NOT_FOUND)
+    assert cs["state"]["waiting"]["message"] == (
+        f"back-off 10s restarting failed container=app pod={name}_default({uid})"
+    )
+    assert cs["restartCount"] >= 1 and cs["ready"] is False and cs["started"] is False
+    assert pod["status"]["phase"] == "Running"  # a container waiting to be restarted is not Pending
+    ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"]
+    assert ready == "False"
+    row = kubectl("get", "pod", name, "--no-headers").split()
+    assert row[1:3] == ["0/1", "CrashLoopBackOff"] and re.fullmatch(r"\d+", row[3])
+    assert row[4:6][0].startswith("(") and row[5] == "ago)"  # `2 (3s ago)`
+
+    # the kubelet's events: the same failure twice is one event with count 2 (client-go's correlator)
+    events = json.loads(
+        kubectl("get", "events", "--field-selector", f"involvedObject.name={name}", "-o", "json")
+    )["items"]
+    by_reason = {e["reason"]: e for e in events}
+    assert {"Pulled", "Created", "Failed", "BackOff"} <= set(by_reason), sorted(by_reason)
+    failed = by_reason["Failed"]
+    assert (failed["type"], failed["message"]) == ("Warning", f"Error: {NOT_FOUND}")
+    assert failed["count"] >= 2 and failed["firstTimestamp"] <= failed["lastTimestamp"]
+    assert failed["source"] == {"component": "kubelet", "host": pod["spec"]["nodeName"]}
+    assert failed["involvedObject"]["fieldPath"] == "spec.containers{app}"
+    assert failed["involvedObject"]["uid"] == uid
+    assert by_reason["Created"]["message"] == "Created container app"
+    assert by_reason["Pulled"][
+        "message"
+    ] == 'Container image "debian:bookworm" already present on machine' or (
+        by_reason["Pulled"]["message"].startswith('Successfully pulled image "debian:bookworm" in ')
+    )
+    assert (
+        by_reason["BackOff"]["message"]
+        == f"Back-off restarting failed container app in pod {name}_default({uid})"
+    )
+    assert "Started" not in by_reason
+    described = kubectl("describe", "pod", name)
+    assert re.search(
+        r"Warning\s+Failed\s+\S+ \(x\d+ over \S+\)\s+kubelet\s+Error: failed to create", described
+    )
+    assert re.search(r"Warning\s+BackOff\s+.*kubelet\s+Back-off restarting failed container app", described)
+    assert re.search(r"Last State:\s+Terminated\n\s+Reason:\s+StartError", described)
+
+    # the rollout stalls for kubectl and for rollout-verify, which names the reason
+    proc = kubectl.run("rollout", "status", "deployment/broken", "--timeout=1s", check=False)
+    assert proc.returncode != 0 and "timed out waiting for the condition" in proc.stderr
+    out = run_verify(
+        "--deployment",
+        "broken",
+        "--expect-env",
+        "HOME",
+        "--timeout",
+        "2s",
+        kubeconfig=kubeconfig,
+        tmp_path=tmp_path,
+    )
+    assert out.code == 4, out.everything
+    assert f"pod {name} (" in out.stdout and "container app: CrashLoopBackOff: back-off 10s" in out.stdout
+    assert "last run: exit code 128 (StartError)" in out.stdout
+
+
+def test_images_run_their_entrypoint_and_cmd_and_processes_that_exit_follow_the_restart_policy(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    # busybox's CMD is `sh`: without stdin it exits 0 at once, so Always restarts it (Completed)
+    cluster.apply(bare_pod("shell", {"image": "busybox:1.36"}))
+    # with `stdin: true` (kubectl run -i) its stdin stays open and the shell waits on it
+    cluster.apply(bare_pod("interactive", {"image": "busybox:1.36", "stdin": True}))
+    # Never: one run, exit 3, the pod Failed; OnFailure + exit 0: Succeeded
+    cluster.apply(
+        bare_pod("once", {"image": "busybox:1.36", "args": ["sh", "-c", "exit 3"]}, restartPolicy="Never")
+    )
+    cluster.apply(bare_pod("job", {"image": "busybox:1.36", "args": ["true"]}, restartPolicy="OnFailure"))
+    # nginx's ENTRYPOINT + CMD serve :80 (a stand-in HTTP server answers there)
+    web = {
+        "image": "nginx:1.27",
+        "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
+    }
+    cluster.apply(bare_pod("web", web))
+    # distroless has neither ENTRYPOINT nor CMD: containerd cannot make a process
+    cluster.apply(bare_pod("static", {"image": "gcr.io/distroless/static:nonroot"}))
+
+    def waiting(name: str) -> str:
+        return str(((status_of(cluster, name).get("state") or {}).get("waiting") or {}).get("reason", ""))
+
+    cluster.wait_for(lambda: waiting("shell") == "CrashLoopBackOff", what="busybox's sh to exit")
+    last = status_of(cluster, "shell")["lastState"]["terminated"]
+    assert (last["reason"], last["exitCode"]) == ("Completed", 0)
+    cluster.wait_for(
+        lambda: (cluster.get("Pod", "once") or {})["status"].get("phase") == "Failed", what="once"
+    )
+    cs = status_of(cluster, "once")
+    assert (cs["state"]["terminated"]["exitCode"], cs["state"]["terminated"]["reason"]) == (3, "Error")
+    assert cs["restartCount"] == 0 and cs["lastState"] == {}
+    cluster.wait_for(
+        lambda: (cluster.get("Pod", "job") or {})["status"].get("phase") == "Succeeded", what="job"
+    )
+    assert status_of(cluster, "job")["state"]["terminated"]["reason"] == "Completed"
+    kubectl("wait", "--for=condition=Ready", "pod/web", "pod/interactive", "--timeout=60s")
+    assert status_of(cluster, "interactive")["restartCount"] == 0
+    cluster.wait_for(lambda: waiting("static") == "CreateContainerError", what="distroless without a command")
+    msg = status_of(cluster, "static")["state"]["waiting"]["message"]
+    assert re.fullmatch(
+        r'failed to generate container "[0-9a-f]{64}" spec: failed to generate spec: no command specified',
+        msg,
+    )
+    assert (cluster.get("Pod", "static") or {})["status"]["phase"] == "Pending"
+    rows = {line.split()[0]: line.split()[2] for line in kubectl("get", "pods", "--no-headers").splitlines()}
+    assert rows["once"] == "Error" and rows["job"] == "Completed" and rows["static"] == "CreateContainerError"
+
+
+def test_the_restart_back_off_doubles_up_to_its_cap(cluster: Cluster) -> None:
+    # a short back-off (the knob) so the doubling shows within a test: at once, 500ms, 1s, 1s (capped)
+    cluster.knobs.crashloop_backoff_initial = 0.5
+    cluster.knobs.crashloop_backoff_max = 1.0
+    cluster.apply(bare_pod("crash", {"image": "busybox:1.36", "command": ["false"]}))
+    seen: set[str] = set()
+
+    def observe() -> bool:
+        cs = status_of(cluster, "crash")
+        msg = ((cs.get("state") or {}).get("waiting") or {}).get("message", "")
+        if msg:
+            seen.add(msg.split(" restarting")[0])
+        return int(cs.get("restartCount", 0)) >= 4
+
+    cluster.wait_for(observe, timeout=60, what="four restarts")
+    assert seen == {"back-off 500ms", "back-off 1s"}
+    last = status_of(cluster, "crash")["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (1, "Error")
 
 
 def test_events_are_deduplicated_aggregated_and_rate_limited_as_client_go_does(
