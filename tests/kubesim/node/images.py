@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SERVE = ("/usr/bin/sleep", "infinity")  # a stand-in for a program that serves until stopped
-CONFIGAPP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "apps", "configapp.py")
+KUBESIM = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGAPP = os.path.join(KUBESIM, "apps", "configapp.py")
+REPO = os.path.dirname(os.path.dirname(KUBESIM))
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Image:
     passwd: dict[int, str] = field(default_factory=lambda: {0: "/root"})  # uid -> home (/etc/passwd)
     shell: bool = True  # has a userland (the host's binaries stand in for it)
     standins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # its own programs -> what runs
+    aliases: dict[str, str] = field(default_factory=dict)  # its programs the host has elsewhere (args kept)
     size: int = 0  # bytes, as `Successfully pulled image ... Image size:` reports it
 
 
@@ -80,11 +83,12 @@ CATALOGUE: dict[str, Image] = {
     "scratch": Image(passwd={}, shell=False, standins={"/server": SERVE}),
     # the test app (tests/kubesim/apps/configapp.py) on a python image: the host's python3
     "kubesim.local/configapp": Image(cmd=("python3", CONFIGAPP), size=51_000_000),
-    # this repository's image (Dockerfile): ENTRYPOINT ["python", "-m", "verify"], root, /opt/venv
+    # this repository's image (Dockerfile): ENTRYPOINT ["python", "-m", "verify"], root; its
+    # /opt/venv python is the test venv's, its package this checkout's
     "ghcr.io/example/rollout-verify": Image(
         entrypoint=("python", "-m", "verify"),
-        env=(("PATH", "/opt/venv/bin:" + DEFAULT_PATH),),
-        standins={"python": (sys.executable, "-m", "verify")},
+        env=(("PATH", "/opt/venv/bin:" + DEFAULT_PATH), ("PYTHONPATH", REPO)),
+        aliases={"python": sys.executable},
         size=60_000_000,
     ),
 }
@@ -147,7 +151,7 @@ def lookup_error(name: str, root: str, path: str, img: Image) -> str | None:
     """runc's check before it execs the process (libcontainer/standard_init_linux.go:
     `exec.LookPath(l.config.Args[0])` inside the container): None when `name` is found, else
     Go's exec.Error text, e.g. `exec: "x": executable file not found in $PATH`."""
-    if name in img.standins:
+    if name in img.standins or name in img.aliases:
         return None
     if "/" in name:
         if not img.shell:
@@ -175,8 +179,11 @@ def lookup_error(name: str, root: str, path: str, img: Image) -> str | None:
 
 
 def standin(argv: list[str], img: Image, path: str) -> list[str]:
-    """argv, with an image program the host lacks replaced by what stands in for it."""
+    """argv, with an image program the host lacks replaced by what stands in for it (a server
+    stand-in drops the arguments; an alias keeps them)."""
     name = argv[0]
+    if name in img.aliases:
+        return [img.aliases[name], *argv[1:]]
     if name in img.standins:
         return list(img.standins[name])
     if "/" not in name:

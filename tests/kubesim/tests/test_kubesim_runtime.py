@@ -138,6 +138,9 @@ def test_images_run_their_entrypoint_and_cmd_and_processes_that_exit_follow_the_
     cluster.apply(bare_pod("web", web))
     # distroless has neither ENTRYPOINT nor CMD: containerd cannot make a process
     cluster.apply(bare_pod("static", {"image": "gcr.io/distroless/static:nonroot"}))
+    # this repository's image: ENTRYPOINT python -m verify, the pod's args after it
+    tool = {"image": "ghcr.io/example/rollout-verify:0.1.0", "args": ["--help"]}
+    cluster.apply(bare_pod("tool", tool, restartPolicy="Never"))
 
     def waiting(name: str) -> str:
         return str(((status_of(cluster, name).get("state") or {}).get("waiting") or {}).get("reason", ""))
@@ -164,6 +167,10 @@ def test_images_run_their_entrypoint_and_cmd_and_processes_that_exit_follow_the_
         msg,
     )
     assert (cluster.get("Pod", "static") or {})["status"]["phase"] == "Pending"
+    cluster.wait_for(
+        lambda: (cluster.get("Pod", "tool") or {})["status"].get("phase") == "Succeeded", what="tool"
+    )
+    assert kubectl("logs", "tool").startswith("usage: rollout-verify ")
     rows = {line.split()[0]: line.split()[2] for line in kubectl("get", "pods", "--no-headers").splitlines()}
     assert rows["once"] == "Error" and rows["job"] == "Completed" and rows["static"] == "CreateContainerError"
 
