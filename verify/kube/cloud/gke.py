@@ -87,9 +87,10 @@ def mint(
     `timeout` seconds (at most plugins.PER_CALL) for every request it takes."""
     try:
         import google.auth
+        import google.auth.transport.requests  # needs requests: checked here, used in _transport
         from google.auth.exceptions import GoogleAuthError
     except ImportError:
-        raise _failed(exec_cfg, "", "needs google-auth: install rollout-verify[cloud]") from None
+        raise _failed(exec_cfg, "", "needs google-auth and requests: install rollout-verify[cloud]") from None
     _quiet()
     seconds = max(0.1, min(timeout, PER_CALL))
     seen = _Seen()
