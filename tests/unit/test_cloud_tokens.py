@@ -46,7 +46,6 @@ KEYS = {"AWS_ACCESS_KEY_ID": "AKIAUNITTEST0000001", "AWS_SECRET_ACCESS_KEY": "un
             None,
         ),  # not understood
         ("aws", ["sts", "get-caller-identity"], None),
-        ("gke-gcloud-auth-plugin", [], None),
         ("kubelogin", ["get-token", "--login", "spn"], None),
     ],
 )
