@@ -16,7 +16,6 @@ from tests.kubesim import Cluster, Knobs
 from tests.kubesim.apiserver.eks import TEST_ACCESS_KEY_ID, TEST_SECRET_ACCESS_KEY
 from tests.support.helpers import deployment, plant, run_verify
 
-
 CLUSTER = "shop"
 WRONG_SECRET = "wrong/Secret+Key/000000000000000000000001"
 

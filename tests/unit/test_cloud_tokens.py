@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
 from botocore.stub import Stubber
 
 from verify.errors import KubeConfigError

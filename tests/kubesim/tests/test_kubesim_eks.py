@@ -8,7 +8,6 @@ import datetime as dt
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
-
 from botocore.auth import SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
