@@ -29,6 +29,7 @@ from aiohttp import web
 from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
 from .apiserver.eks import EksAuthenticator
+from .apiserver.entra import Entra
 from .apiserver.server import ApiServer
 from .apiserver.services import admit_service, install_default_service
 from .controllers.endpoints import EndpointsController
@@ -67,6 +68,7 @@ class Cluster:
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
         if self.knobs.eks_cluster_name:
             self.auth.eks = EksAuthenticator(self.knobs.eks_cluster_name)
+        self.auth.entra = Entra(self.knobs.aks_server_id) if self.knobs.aks_server_id else None
         self.requests = Requests()
         self.faults: list[Fault] = []
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)

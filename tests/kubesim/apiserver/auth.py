@@ -21,6 +21,8 @@ from aiohttp import web
 from ..storage.resources import BY_PATH
 from .eks import PREFIX as EKS_PREFIX
 from .eks import EksAuthenticator, Refused
+from .entra import Entra
+from .entra import Refused as EntraRefused
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -165,6 +167,9 @@ class Authorizer:
         # aws-iam-authenticator and STS check them (eks.py); each one accepted is kept in `tokens`
         # until it expires (so the suite's leak guard knows it), each refusal's reason in `refused`
         self.eks: EksAuthenticator | None = None
+        # an AKS cluster's Microsoft Entra ID (Knobs.aks_server_id): it also serves the authority's
+        # endpoints on kubesim's port; its access tokens authenticate when issued for the server id
+        self.entra: Entra | None = None
         self.refused: list[str] = []
 
     def add(self, token: str, user: User) -> None:
@@ -186,6 +191,8 @@ class Authorizer:
         user = self.tokens.get(token.strip())
         if user is None and self.eks is not None and token.strip().startswith(EKS_PREFIX):
             user = self._eks_user(token.strip())
+        if user is None and self.entra is not None:
+            user = self._entra_user(token.strip())
         if user is None:
             return None
         if user.expires is not None and time.time() >= user.expires:
@@ -205,6 +212,20 @@ class Authorizer:
             self.refused.append(str(e))
             return None
         user = User(name, [], groups, uid=f"aws-iam-authenticator:{arn}", extra={"arn": [arn]}, expires=expires)
+        self.tokens[token] = user
+        return user
+
+    def _entra_user(self, token: str) -> User | None:
+        assert self.entra is not None
+        try:
+            found = self.entra.authenticate(token)
+        except EntraRefused as e:
+            self.refused.append(e.description)
+            return None
+        if found is None:
+            return None
+        oid, name, groups, expires = found
+        user = User(name, [], groups, uid=oid, extra={"oid": [oid]}, expires=expires)
         self.tokens[token] = user
         return user
 
