@@ -198,7 +198,7 @@ def _credential(
     exec_cfg: dict[str, Any], *, cluster: dict[str, Any], timeout: float, environ: Mapping[str, str]
 ) -> plugins.Credential:
     """The plugin's credential: from the plugin when it is on PATH; else, for the cloud plugins
-    kube.cloud knows (EKS), minted in-process from the standard cloud credentials, so an image
+    kube.cloud knows (EKS, AKS), minted in-process from the standard cloud credentials, so an image
     without the CLIs still connects; else plugins.run's one "not installed" line."""
     command = str(exec_cfg.get("command") or "")
     if command and shutil.which(command, path=environ.get("PATH")) is None:
