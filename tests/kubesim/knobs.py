@@ -61,6 +61,10 @@ class Knobs:
     # credentials use (apiserver/gke.py: STS, IAM generateAccessToken, OAuth2, GitHub's OIDC
     # token URL) on a loopback HTTPS port of their own, and the access tokens they issue authenticate
     gke_project: str | None = None
+    # an AKS cluster whose Entra server application is this id: kubesim's port also serves its
+    # Microsoft Entra ID (apiserver/entra.py: OpenID discovery, the token endpoint, App Service's
+    # managed identity and GitHub's ID token endpoints), whose access tokens for this id authenticate
+    aks_server_id: str | None = None
 
 
 @dataclass

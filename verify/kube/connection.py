@@ -226,7 +226,7 @@ def _credential(
     exec_cfg: dict[str, Any], *, cluster: dict[str, Any], timeout: float, environ: Mapping[str, str]
 ) -> plugins.Credential:
     """The plugin's credential: from the plugin when it is on PATH; else, for the cloud plugins
-    kube.cloud knows (EKS, GKE), minted in-process from the standard cloud credentials, so an image
+    kube.cloud knows (EKS, GKE, AKS), minted in-process from the standard cloud credentials, so an image
     without the CLIs still connects; else plugins.run's one "not installed" line."""
     command = str(exec_cfg.get("command") or "")
     if command and shutil.which(command, path=environ.get("PATH")) is None:
@@ -237,8 +237,8 @@ def _credential(
 
 
 def _keep_fresh(cfg: Any, plugin: _Plugin, token: BearerToken) -> None:
-    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS, an hour on GKE),
-    and once when the cluster refuses it with a 401 (a revoked or rotated credential)."""
+    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS, an
+    hour on GKE), and once when the cluster refuses it with a 401 (a revoked or rotated one)."""
     if not plugin.credential.token:
         return
 

@@ -21,6 +21,8 @@ from aiohttp import web
 from ..storage.resources import BY_PATH
 from .eks import PREFIX as EKS_PREFIX
 from .eks import EksAuthenticator, Refused
+from .entra import Entra
+from .entra import Refused as EntraRefused
 from .gke import PREFIX as GKE_PREFIX
 from .gke import GoogleSim
 
@@ -171,6 +173,9 @@ class Authorizer:
         # a GKE cluster's (Knobs.gke_project): `ya29.` access tokens its own Google endpoints
         # issued (gke.py; served on a port of their own, started with the cluster), kept the same way
         self.gke = GoogleSim(knobs.gke_project) if knobs and knobs.gke_project else None
+        # an AKS cluster's Microsoft Entra ID (Knobs.aks_server_id): it also serves the authority's
+        # endpoints on kubesim's port; its access tokens authenticate when issued for the server id
+        self.entra = Entra(knobs.aks_server_id) if knobs and knobs.aks_server_id else None
         self.refused: list[str] = []
 
     def add(self, token: str, user: User) -> None:
@@ -194,6 +199,8 @@ class Authorizer:
             user = self._eks_user(token.strip())
         if user is None and self.gke is not None and token.strip().startswith(GKE_PREFIX):
             user = self._gke_user(token.strip())
+        if user is None and self.entra is not None:
+            user = self._entra_user(token.strip())
         if user is None:
             return None
         if user.expires is not None and time.time() >= user.expires:
@@ -224,6 +231,20 @@ class Authorizer:
             return None
         name, groups, expires = known
         self.tokens[token] = user = User(name, [], groups, expires=expires)
+        return user
+
+    def _entra_user(self, token: str) -> User | None:
+        assert self.entra is not None
+        try:
+            found = self.entra.authenticate(token)
+        except EntraRefused as e:
+            self.refused.append(e.description)
+            return None
+        if found is None:
+            return None
+        oid, name, groups, expires = found
+        user = User(name, [], groups, uid=oid, extra={"oid": [oid]}, expires=expires)
+        self.tokens[token] = user
         return user
 
     def allowed(

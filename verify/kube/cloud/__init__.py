@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from verify.kube.cloud import eks, gke
+from verify.kube.cloud import aks, eks, gke
 from verify.kube.plugins import Credential
 
 Minter = Callable[..., Credential]
@@ -18,6 +18,7 @@ Minter = Callable[..., Credential]
 _CLOUDS: tuple[tuple[Callable[[str, list[str]], Any], Minter], ...] = (
     (eks.parse, eks.mint),
     (gke.parse, gke.mint),
+    (aks.parse, aks.mint),
 )
 
 
@@ -42,7 +43,8 @@ def _with_plugin_env(
     environ: Mapping[str, str],
 ) -> Credential:
     """The plugin's own `env` entries apply as when it runs (`aws eks update-kubeconfig
-    --profile P` writes AWS_PROFILE there, a GKE kubeconfig may name GOOGLE_APPLICATION_CREDENTIALS)."""
+    --profile P` writes AWS_PROFILE there, a GKE kubeconfig may name GOOGLE_APPLICATION_CREDENTIALS,
+    `kubelogin convert-kubeconfig` AZURE_CONFIG_DIR)."""
     env = dict(environ)
     for item in exec_cfg.get("env") or []:
         if isinstance(item, Mapping) and isinstance(item.get("name"), str):
