@@ -141,3 +141,14 @@ def test_no_credentials_is_one_line_naming_the_plugin(monkeypatch: pytest.Monkey
     text = str(e.value)
     assert "'aws' is not installed (not found on PATH) and its EKS token for cluster 'shop'" in text
     assert "found no AWS credentials" in text and "(Install the AWS CLI)" in text and "\n" not in text
+
+
+def test_an_install_hints_link_is_shown_whole_and_anything_token_like_beside_it_masked() -> None:
+    from verify.kube.plugins import shown_hint
+
+    line = shown_hint(
+        "see https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin"
+        " or use Bearer short-tok-9 and https://x.example/a?token=abcdefabcdefabcdefabcdefabcdefabcdef"
+    )
+    assert "cluster-access-for-kubectl#install_plugin" in line
+    assert "abcdefabcdefabcdefabcdefabcdef" not in line and "short-tok-9" not in line

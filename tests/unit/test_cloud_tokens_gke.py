@@ -58,7 +58,10 @@ def mint(environ: dict[str, str], *, adc: bool = True, timeout: float = 5) -> st
         "GKE access token could not be minted in-process"
     ), text
     # the hint as plugins.failure shows it (its long URL path is masked like anything token-like)
-    assert "(Install gke-gcloud-auth-plugin for use with kubectl by following https://cloud.google." in text
+    assert (
+        "(Install gke-gcloud-auth-plugin for use with kubectl by following https://cloud.google.com/"
+        "kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin)" in text
+    )
     return text
 
 

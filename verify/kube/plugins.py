@@ -23,7 +23,9 @@ PER_CALL = 30.0  # seconds one plugin call may take (kubectl has none; a device-
 _MAX_SHOWN = 200
 # what a plugin's error text may carry that must not reach a log: tokens, keys, long opaque strings
 _SECRETISH = re.compile(r"(?i)(bearer\s+\S+|eyJ[\w-]+\.[\w-]+\.[\w-]*|k8s-aws-v1\.\S+|[A-Za-z0-9+/_=-]{32,})")
-HINT = "see README 'Which cluster and identity' for cloud credentials"
+HINT = "see README 'Credentials: a recipe per platform'"
+# an installHint's documentation link (no query, no user): shown whole, though its path is long
+_PLAIN_URL = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w./~%-]*)?(?:#[\w-]*)?$")
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,21 @@ def shown(text: str) -> str:
     return line if len(line) <= _MAX_SHOWN else line[: _MAX_SHOWN - 3] + "..."
 
 
+def shown_hint(text: str) -> str:
+    """An installHint as `shown`, except that plain documentation links stay whole (gcloud's
+    points to .../cluster-access-for-kubectl#install_plugin, which the masking would cut)."""
+    words = text.replace("\x00", "").split()  # NUL marks where a link goes back
+    links = {i: w for i, w in enumerate(words) if _PLAIN_URL.match(w)}
+    masked = _SECRETISH.sub("***", " ".join("\x00" if i in links else w for i, w in enumerate(words)))
+    kept = iter(links.values())
+    line = one_line("".join(next(kept) if c == "\x00" else c for c in masked))
+    return line if len(line) <= _MAX_SHOWN else line[: _MAX_SHOWN - 3] + "..."
+
+
 def failure(command: str, what: str, exec_cfg: Mapping[str, Any]) -> KubeConfigError:
     hint = exec_cfg.get("installHint")
-    shown_hint = f" ({shown(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
-    return KubeConfigError(f"kubeconfig exec plugin {command!r} {what}{shown_hint}; {HINT}")
+    shown_hint_ = f" ({shown_hint(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
+    return KubeConfigError(f"kubeconfig exec plugin {command!r} {what}{shown_hint_}; {HINT}")
 
 
 def run(
