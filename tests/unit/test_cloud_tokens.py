@@ -152,3 +152,15 @@ def test_an_install_hints_link_is_shown_whole_and_anything_token_like_beside_it_
     )
     assert "cluster-access-for-kubectl#install_plugin" in line
     assert "abcdefabcdefabcdefabcdefabcdef" not in line and "short-tok-9" not in line
+
+
+def test_a_plugins_error_text_masks_named_secrets_however_short() -> None:
+    from verify.kube.plugins import shown
+
+    line = shown(
+        "password: hunter2-supersecret client_secret=Q~abc.def_ghi12 "
+        '{"access_token":"ya29.short", "expires_in": 3599} x-api-key: sk_live_51H token=abc&user=me'
+    )
+    for secret in ("hunter2", "Q~abc", "ya29.short", "sk_live", "abc&"):
+        assert secret not in line, line
+    assert "expires_in" in line and "3599" in line and "user=me" in line
