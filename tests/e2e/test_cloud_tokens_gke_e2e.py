@@ -18,6 +18,7 @@ import yaml
 
 from tests.kubesim import Cluster, Knobs
 from tests.kubesim.apiserver.gke import GoogleSim
+from tests.support import container_action
 from tests.support.helpers import deployment, plant, run_verify
 from verify.kube.cloud import gke
 
@@ -183,3 +184,31 @@ def test_the_minted_credential_expires_with_its_token_and_says_where_it_came_fro
         "application_default_credentials.json (a user's refresh token"
     )
     assert credential.token not in credential.origin
+
+
+def test_in_a_container_action_the_runner_paths_of_the_kubeconfig_and_the_credentials_are_found(
+    cluster: Cluster, sim: GoogleSim, tmp_path: Path
+) -> None:
+    """google-github-actions/auth writes its credentials file into the checkout and exports the
+    runner's path (GOOGLE_APPLICATION_CREDENTIALS, CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE); the
+    gcloud-written kubeconfig sits there too: inside the container both are found under
+    /github/workspace and the token is minted from them."""
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    folders = container_action.mounts(tmp_path)
+    gke_kubeconfig(cluster, folders["workspace"] / "kubeconfig")
+    env = google_env(cluster, tmp_path, sim.external_account_info())
+    creds = Path(env["GOOGLE_APPLICATION_CREDENTIALS"])
+    (folders["workspace"] / creds.name).write_text(creds.read_text())
+    creds.unlink()  # only the workspace's copy exists
+    on_runner = f"{container_action.RUNNER_WORKSPACE}/{creds.name}"
+    env.update(
+        GOOGLE_APPLICATION_CREDENTIALS=on_runner,
+        CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE=on_runner,
+        GOOGLE_GHA_CREDS_PATH=on_runner,
+        KUBECONFIG=f"{container_action.RUNNER_WORKSPACE}/kubeconfig",
+    )
+    done = container_action.run(folders, env, "--deployment", "web", "--expect-env", "A")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(accepted(cluster).values()) == {sim.service_account}
+    assert container_action.left_nothing()
