@@ -15,8 +15,10 @@ from tests.support.kubectl import KUBECTL, Kubectl
 
 
 def _cluster_secrets(cluster: Cluster) -> set[str]:
-    """Every Secret value kubesim holds now, and every bearer token it accepts."""
+    """Every Secret value kubesim holds now, every bearer token it accepts or issued."""
     found = set(cluster.call(lambda: list(cluster.auth.tokens)))
+    if cluster.auth.entra is not None:  # every access token its Entra ID issued, accepted or not
+        found |= set(cluster.call(lambda: list(cluster.auth.entra.issued) if cluster.auth.entra else []))
     for obj in cluster.list("Secret", None):
         for v in (obj.get("data") or {}).values():
             with contextlib.suppress(ValueError):

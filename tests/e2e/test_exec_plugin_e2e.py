@@ -88,7 +88,7 @@ def test_a_missing_plugin_is_one_line_with_its_install_hint_and_nothing_reaches_
     assert out.code == 2, out.everything
     (line,) = [ln for ln in out.stderr.splitlines() if "exec plugin" in ln]
     assert "'aws' is not installed (not found on PATH) (Install the AWS CLI" in line
-    assert "Which cluster and identity" in line
+    assert "Credentials: a recipe per platform" in line
     assert sum(cluster.requests.counts.values()) == 0
     assert "ERROR:root" not in out.everything and "Traceback" not in out.everything
 
@@ -194,3 +194,32 @@ def test_a_plugin_that_gives_the_refused_credential_again_ends_the_run_on_the_40
     assert "HTTP 401" in out.stderr and "rotating-plugin" in out.stderr, out.stderr
     assert calls.read_text() == "xx"  # asked once more after the 401, never in a loop
     assert "revoked-for-good-0002" not in out.everything
+
+
+def test_a_hanging_plugins_children_do_not_outlive_the_run(cluster: Cluster, tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    plugin(
+        tmp_path / "bin",
+        "login-wrapper",
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "child.wait()",
+    )
+    kc = exec_kubeconfig(cluster, tmp_path / "kc", "login-wrapper")
+    out = run_verify(
+        "--deployment", "web", "--timeout", "2s", kubeconfig=kc, tmp_path=tmp_path, env=env_with(tmp_path / "bin")
+    )
+    assert out.code == 2, out.everything
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and "Z" not in _state(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists() or "Z" in _state(child), "the plugin's child outlived the run"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"

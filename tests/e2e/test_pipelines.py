@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 import xmlschema
 
 from tests.kubesim import Cluster
+from tests.support import container_action
 from tests.support.helpers import REPO, configmap, deployment, run_verify, secret
 from tests.unit.test_github import parse_github_output
 
@@ -264,53 +260,26 @@ def test_a_container_action_names_a_runner_path_it_cannot_see(tmp_path: Path) ->
     assert "the `kubeconfig` input" in out.stderr
 
 
-MOUNTS = ("workspace", "home", "workflow")
 
-
-@pytest.fixture
-def container_mounts(tmp_path: Path) -> dict[str, Path]:
-    """The folders a container action mounts, as the runner's own directories (the /github/...
-    mount points exist on this machine; each run binds them in its own mount namespace)."""
-    if shutil.which("unshare") is None:
-        pytest.fail("util-linux unshare is needed to mount /github/* for this test")
-    dirs = {name: tmp_path / "runner" / name for name in MOUNTS}
-    for name, path in dirs.items():
-        path.mkdir(parents=True)
-        Path("/github", name).mkdir(parents=True, exist_ok=True)
-    return dirs
-
-
-def test_a_container_action_reads_runner_paths_under_the_mounted_folders(
-    cluster: Cluster, tmp_path: Path, container_mounts: dict[str, Path]
-) -> None:
+def test_a_container_action_reads_runner_paths_under_the_mounted_folders(cluster: Cluster, tmp_path: Path) -> None:
     """As in a container action: the workspace and _temp/_github_home are mounted at /github/...,
     the environment still names the runner's paths (aws eks update-kubeconfig --kubeconfig into
     the checkout; the report into the home folder): the run finds and writes them."""
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    (container_mounts["workspace"] / ".kube").mkdir()
-    (container_mounts["workspace"] / ".kube" / "config").write_text(cluster.kubeconfig())
-    runner_workspace = "/home/runner/work/shop/shop"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_", "KUBECONFIG"))}
-    env.update(
-        GITHUB_ACTIONS="true",
-        GITHUB_WORKSPACE="/github/workspace",
-        HOME="/github/home",
-        KUBECONFIG=f"{runner_workspace}/.kube/config",
-        VERIFY_DEPLOYMENT="web",
-        VERIFY_EXPECT_ENV="A",
-        VERIFY_REPORT_JSON="/home/runner/work/_temp/_github_home/report.json",
+    folders = container_action.mounts(tmp_path)
+    (folders["workspace"] / ".kube").mkdir()
+    (folders["workspace"] / ".kube" / "config").write_text(cluster.kubeconfig())
+    done = container_action.run(
+        folders,
+        {
+            "KUBECONFIG": f"{container_action.RUNNER_WORKSPACE}/.kube/config",
+            "VERIFY_DEPLOYMENT": "web",
+            "VERIFY_EXPECT_ENV": "A",
+            "VERIFY_REPORT_JSON": f"{container_action.RUNNER_HOME}/report.json",
+        },
     )
-    binds = " && ".join(
-        f"mount --bind {container_mounts[name]} /github/{name}" for name in MOUNTS
-    )
-    done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{binds} && exec "$@"', "sh",
-         sys.executable, "-m", "verify"],
-        env=env, cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads((container_mounts["home"] / "report.json").read_text())
+    report = json.loads((folders["home"] / "report.json").read_text())
     assert report["result"] == "passed"
-    # the mounts were the run's own: nothing of them is left on this machine
-    assert not any(any(Path("/github", name).iterdir()) for name in MOUNTS)
+    assert container_action.left_nothing()

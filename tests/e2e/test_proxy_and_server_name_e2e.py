@@ -62,3 +62,57 @@ def test_a_socks_proxy_url_is_one_line_before_any_request(cluster: Cluster, tmp_
     (line,) = [ln for ln in out.stderr.splitlines() if "proxy-url" in ln]
     assert "'socks5' scheme is not supported" in line and "http:// or https://" in line
     assert sum(cluster.requests.counts.values()) == 0
+
+
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY")
+
+
+def proxy_env(**set_: str) -> dict[str, str]:
+    """Only the proxy variables given: the others emptied (run_verify and Kubectl drop empty ones
+    for kubectl; an empty value is no proxy for both)."""
+    return {**{k: "" for k in PROXY_VARS}, **set_}
+
+
+def test_https_proxy_and_no_proxy_from_the_environment_as_for_kubectl(cluster: Cluster, tmp_path: Path) -> None:
+    """By name (vm, 127.0.0.1 in /etc/hosts), so that Go's rule 'never proxy loopback IPs and
+    localhost' does not decide it: HTTPS_PROXY carries the requests, NO_PROXY=vm sends them direct."""
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    server = f"https://vm:{cluster.port}"
+    kc = kubeconfig_with(cluster, tmp_path / "byname", server=server, **{"tls-server-name": "localhost"})
+    with ConnectProxy() as proxy:
+        for env, proxied in (
+            (proxy_env(HTTPS_PROXY=proxy.url), True),
+            (proxy_env(https_proxy=proxy.url, NO_PROXY="example.com,vm"), False),
+            (proxy_env(HTTPS_PROXY=proxy.url, no_proxy=f".example.com,vm:{cluster.port}"), False),
+            (proxy_env(HTTP_PROXY="http://127.0.0.1:1"), False),  # an https server never takes HTTP_PROXY
+        ):
+            before = len(proxy.connects)
+            assert "web" in Kubectl(kc, tmp_path, env=env)("get", "deployments", "-o", "name")
+            by_kubectl = len(proxy.connects) - before
+            out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kc, tmp_path=tmp_path, env=env)
+            assert out.code == 0, (env, out.everything)
+            ours = len(proxy.connects) - before - by_kubectl
+            assert (by_kubectl > 0, ours > 0) == (proxied, proxied), (env, by_kubectl, ours)
+
+
+def test_a_loopback_server_is_never_sent_to_the_environments_proxy(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    dead = proxy_env(HTTPS_PROXY="http://127.0.0.1:1", HTTP_PROXY="http://127.0.0.1:1")
+    kc = kubeconfig_with(cluster, tmp_path / "loopback")
+    assert "web" in Kubectl(kc, tmp_path, env=dead)("get", "deployments", "-o", "name")
+    out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kc, tmp_path=tmp_path, env=dead)
+    assert out.code == 0, out.everything
+
+
+def test_a_tls_server_name_the_certificate_lacks_is_a_name_mismatch_not_an_untrusted_ca(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    kc = kubeconfig_with(cluster, tmp_path / "misnamed", **{"tls-server-name": "wrong.example.com"})
+    by_kubectl = Kubectl(kc, tmp_path).run("get", "deployments", check=False)
+    assert by_kubectl.returncode != 0 and "not wrong.example.com" in by_kubectl.stderr  # x509: valid for ...
+    out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    assert "does not name the server (hostname mismatch)" in out.stderr
+    assert "not trusted" not in out.everything

@@ -28,7 +28,6 @@ from aiohttp import web
 
 from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
-from .apiserver.eks import EksAuthenticator
 from .apiserver.server import ApiServer
 from .apiserver.services import admit_service, install_default_service
 from .controllers.endpoints import EndpointsController
@@ -62,11 +61,9 @@ class Cluster:
         self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
         self._own_root = root is None
         self.store = Store(history=history)
-        self.auth = Authorizer(self.store)
+        self.auth = Authorizer(self.store, knobs=self.knobs)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
-        if self.knobs.eks_cluster_name:
-            self.auth.eks = EksAuthenticator(self.knobs.eks_cluster_name)
         self.requests = Requests()
         self.faults: list[Fault] = []
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)
@@ -146,6 +143,8 @@ class Cluster:
         await site.start()
         sock = site._server.sockets[0]  # type: ignore[union-attr]
         self.port = sock.getsockname()[1]
+        if self.auth.gke is not None:
+            await self.auth.gke.start(server_context(crt, key))
         self._tasks.append(asyncio.get_running_loop().create_task(self._control_loop()))
 
     def _add_node(self, name: str) -> None:
@@ -218,6 +217,8 @@ class Cluster:
         self.dial_pool.shutdown(wait=False, cancel_futures=True)
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.auth.gke is not None:
+            await self.auth.gke.stop()
 
     def stop(self) -> None:
         if self.loop is not None and self._thread is not None:

@@ -61,6 +61,14 @@ class Knobs:
     # an EKS cluster of this name: bearer tokens `k8s-aws-v1.…` presigned by the test identities of
     # apiserver/eks.py authenticate (their SigV4 signature checked by kubesim itself, never by AWS)
     eks_cluster_name: str | None = None
+    # a GKE cluster in this Google project: kubesim also serves the Google endpoints its
+    # credentials use (apiserver/gke.py: STS, IAM generateAccessToken, OAuth2, GitHub's OIDC
+    # token URL) on a loopback HTTPS port of their own, and the access tokens they issue authenticate
+    gke_project: str | None = None
+    # an AKS cluster whose Entra server application is this id: kubesim's port also serves its
+    # Microsoft Entra ID (apiserver/entra.py: OpenID discovery, the token endpoint, App Service's
+    # managed identity and GitHub's ID token endpoints), whose access tokens for this id authenticate
+    aks_server_id: str | None = None
 
 
 @dataclass

@@ -11,14 +11,16 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 class Kubectl:
-    def __init__(self, kubeconfig: str, cache: Path) -> None:
+    def __init__(self, kubeconfig: str, cache: Path, *, env: dict[str, str] | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.cache = cache
+        self.env = env or {}  # added to (or, when empty, removing from) the process's environment
 
     def run(
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": str(self.cache)}
+        env = {**os.environ, **self.env, "KUBECONFIG": self.kubeconfig, "HOME": str(self.cache)}
+        env = {k: v for k, v in env.items() if v}
         proc = subprocess.run(
             [KUBECTL, "--cache-dir", str(self.cache / "cache"), *args],
             capture_output=True,

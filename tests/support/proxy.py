@@ -1,5 +1,6 @@
 """A loopback HTTP CONNECT proxy that counts its tunnels: what a kubeconfig's `proxy-url` (or
-HTTPS_PROXY) points a client at. Only loopback targets are tunnelled."""
+HTTPS_PROXY) points a client at. Only loopback targets are tunnelled (`vm` is 127.0.0.1 in
+/etc/hosts, a name through which Go does not skip the proxy as it does for loopback IPs)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class _Tunnel(socketserver.BaseRequestHandler):
         method, _, rest = line.partition(" ")
         target = rest.partition(" ")[0]
         host, _, port = target.rpartition(":")
-        if method != "CONNECT" or host not in ("127.0.0.1", "localhost") or not port.isdigit():
+        if method != "CONNECT" or host not in ("127.0.0.1", "localhost", "vm") or not port.isdigit():
             self.request.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
             return
         with self.server.lock:

@@ -46,7 +46,6 @@ KEYS = {"AWS_ACCESS_KEY_ID": "AKIAUNITTEST0000001", "AWS_SECRET_ACCESS_KEY": "un
             None,
         ),  # not understood
         ("aws", ["sts", "get-caller-identity"], None),
-        ("gke-gcloud-auth-plugin", [], None),
         ("kubelogin", ["get-token", "--login", "spn"], None),
     ],
 )
@@ -142,3 +141,26 @@ def test_no_credentials_is_one_line_naming_the_plugin(monkeypatch: pytest.Monkey
     text = str(e.value)
     assert "'aws' is not installed (not found on PATH) and its EKS token for cluster 'shop'" in text
     assert "found no AWS credentials" in text and "(Install the AWS CLI)" in text and "\n" not in text
+
+
+def test_an_install_hints_link_is_shown_whole_and_anything_token_like_beside_it_masked() -> None:
+    from verify.kube.plugins import shown_hint
+
+    line = shown_hint(
+        "see https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin"
+        " or use Bearer short-tok-9 and https://x.example/a?token=abcdefabcdefabcdefabcdefabcdefabcdef"
+    )
+    assert "cluster-access-for-kubectl#install_plugin" in line
+    assert "abcdefabcdefabcdefabcdefabcdef" not in line and "short-tok-9" not in line
+
+
+def test_a_plugins_error_text_masks_named_secrets_however_short() -> None:
+    from verify.kube.plugins import shown
+
+    line = shown(
+        "password: hunter2-supersecret client_secret=Q~abc.def_ghi12 "
+        '{"access_token":"ya29.short", "expires_in": 3599} x-api-key: sk_live_51H token=abc&user=me'
+    )
+    for secret in ("hunter2", "Q~abc", "ya29.short", "sk_live", "abc&"):
+        assert secret not in line, line
+    assert "expires_in" in line and "3599" in line and "user=me" in line

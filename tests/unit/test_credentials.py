@@ -76,6 +76,21 @@ def test_token_like_values_are_found_for_masking() -> None:
     assert TOKEN in credentials.mask_values(data=encoded)
 
 
+def test_a_client_secret_in_exec_args_is_masked_but_not_the_other_arguments() -> None:
+    # `kubelogin convert-kubeconfig -l spn --client-secret S` writes the secret into the args
+    text = """users:
+- name: aks
+  user:
+    exec:
+      command: kubelogin
+      args: [get-token, --login, spn, --server-id, 6dae42f8-4368-4678-94ff-3960e28e3630,
+             --client-secret, spn~secret-value-1, --password=ropc-password-1,
+             --federated-token-file, /var/run/secrets/azure/tokens/azure-identity-token]
+"""
+    values = credentials.secret_values(text=text)
+    assert sorted(values) == ["ropc-password-1", "spn~secret-value-1"]
+
+
 def test_materialized_file_is_private_and_removed_afterwards() -> None:
     with credentials.materialized(text=YAML) as path:
         mode = stat.S_IMODE(os.stat(path).st_mode)

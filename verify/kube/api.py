@@ -44,8 +44,20 @@ UNTRUSTED_REASON = (
 )
 
 
+def tls_reason(text: str) -> str:
+    """Why the handshake failed: OpenSSL says "Hostname mismatch" / "IP address mismatch" when
+    the certificate is trusted but names another server (a wrong `tls-server-name`, or a server
+    URL the certificate does not list), which a CA fix would not cure."""
+    if "mismatch" in text:
+        return (
+            "the server's certificate does not name the server (hostname mismatch); set the "
+            "cluster's tls-server-name to a name the certificate lists, or use that name in the URL"
+        )
+    return UNTRUSTED_REASON
+
+
 def _tls_reason(e: Exception) -> str:
-    return UNTRUSTED_REASON if UNTRUSTED_MARKER in str(e) else type(e).__name__
+    return tls_reason(str(e)) if UNTRUSTED_MARKER in str(e) else type(e).__name__
 
 
 def retry_after(resp: httpx.Response) -> float | None:

@@ -7,15 +7,15 @@ import base64
 import datetime as dt
 import os
 import shutil
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import cloud, loading, plugins
+from verify.kube import cloud, loading, plugins, proxies, tls
 from verify.kube.credentials import BearerToken, ConfigAuth
 from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
@@ -63,10 +63,11 @@ def connect(
             config.load_kube_config_from_dict(
                 merged, context=context, client_configuration=cfg, persist_config=False
             )
-            _set_proxy(cfg, merged, context)
+            kubeconfig_proxy = _proxy_url(merged, context)
             namespace = loading.context_namespace(merged, context)
         elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
+            kubeconfig_proxy = None
             namespace = loading.in_cluster_namespace(env)
         else:
             path = files.wanted[0]
@@ -93,14 +94,13 @@ def connect(
         raise _unloadable(e) from None
     headers = {"Accept": "application/json", "User-Agent": "rollout-verify/0.1"}
     try:
-        if cfg.verify_ssl:
-            verify: ssl.SSLContext = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
-        else:
-            verify = ssl.create_default_context()
-            verify.check_hostname = False
-            verify.verify_mode = ssl.CERT_NONE
-        if cfg.cert_file:
-            verify.load_cert_chain(cfg.cert_file, cfg.key_file)
+        verify = tls.client_context(
+            verify=bool(cfg.verify_ssl),
+            cafile=cfg.ssl_ca_cert or None,
+            cert_file=cfg.cert_file or None,
+            key_file=cfg.key_file or None,
+            server_name=cfg.tls_server_name or None,
+        )
     except (OSError, ValueError) as e:
         raise _unloadable(e) from None
     # HTTP checks take up to `concurrency` connections; each of up to 16 workloads verified at
@@ -115,6 +115,7 @@ def connect(
     # the kubeconfig's `proxy-url` (else HTTPS_PROXY/NO_PROXY from the environment, as kubectl) and
     # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
     # watches and pod-proxy checks alike; the official client's exec reads both from `cfg`
+    _set_proxy(cfg, kubeconfig_proxy, env)
     proxy = cfg.proxy or None
     if proxy and not proxy.lower().startswith(("http://", "https://")):
         # kubectl also speaks socks5; the official client's exec (the WebSocket every probe
@@ -125,24 +126,15 @@ def connect(
             f"kubeconfig cluster proxy-url: the {one_line(scheme)!r} scheme is not supported (the pod "
             "exec client speaks only HTTP CONNECT proxies); use an http:// or https:// proxy"
         )
-    server_name = cfg.tls_server_name or None
-
     def rest_client(limits: httpx.Limits) -> httpx.Client:
-        if server_name is None:
-            return httpx.Client(
-                auth=ConfigAuth(cfg, token),
-                base_url=cfg.host,
-                headers=headers,
-                verify=verify,
-                limits=limits,
-                proxy=proxy,
-                timeout=httpx.Timeout(30.0),
-            )
         return httpx.Client(
             auth=ConfigAuth(cfg, token),
             base_url=cfg.host,
             headers=headers,
-            transport=_NamedServer(server_name, verify=verify, limits=limits, proxy=proxy),
+            verify=verify,
+            limits=limits,
+            proxy=proxy,
+            trust_env=False,  # the proxy is decided above, as kubectl decides it
             timeout=httpx.Timeout(30.0),
         )
 
@@ -168,14 +160,29 @@ class _Plugin:
     credential: plugins.Credential
 
 
-def _set_proxy(cfg: Any, merged: dict[str, Any], context: str | None) -> None:
-    """The cluster's `proxy-url`, read here: the official client reads it only from 37 on, which
-    the `cloud` extra's botocore rules out (python-dateutil). REST, watches and the client's exec
-    (stream/ws_client.py websocket_proxycare) all take it from `cfg.proxy`."""
+def _proxy_url(merged: dict[str, Any], context: str | None) -> str | None:
+    """The selected cluster's `proxy-url` (read here: the official client reads it only from 37 on,
+    which the `cloud` extra's botocore rules out through python-dateutil)."""
     chosen = loading.selected(merged, context)
-    url = ((chosen[0].get("cluster") or {}).get("proxy-url") if chosen else None) or None
-    if url:
-        cfg.proxy = str(url)
+    url = (chosen[0].get("cluster") or {}).get("proxy-url") if chosen else None
+    return str(url) if url else None
+
+
+def _set_proxy(cfg: Any, kubeconfig_proxy: str | None, environ: Mapping[str, str]) -> None:
+    """`cfg.proxy` as kubectl decides it (kube.proxies), replacing what the official client's
+    Configuration() took from the process's environment (HTTP_PROXY over HTTPS_PROXY, NO_PROXY
+    ignored by our httpx clients). The exec WebSocket reads `cfg.no_proxy` and, when it is empty,
+    the environment again: "*" keeps it direct when no proxy applies, and a name that matches
+    nothing keeps an explicit proxy-url in use whatever NO_PROXY says (as client-go)."""
+    chosen = proxies.normalized(kubeconfig_proxy) if kubeconfig_proxy else None
+    cfg.proxy = chosen or proxies.from_environment(cfg.host, environ)
+    cfg.no_proxy = "no-proxy.invalid" if cfg.proxy else "*"
+    # ws_client applies `no_proxy` (and a proxy's credentials) only when proxy or proxy_headers is
+    # set (create_websocket -> websocket_proxycare); its Basic header is how a proxy-url's
+    # user:password reaches the exec WebSocket (httpx reads them from the URL itself)
+    cfg.proxy_headers = proxies.exec_headers(cfg.proxy)
+    if not cfg.proxy:
+        proxies.keep_exec_direct(urlsplit(cfg.host).hostname or "")
 
 
 def _origin(plugin: _Plugin | None) -> str:
@@ -226,7 +233,7 @@ def _credential(
     exec_cfg: dict[str, Any], *, cluster: dict[str, Any], timeout: float, environ: Mapping[str, str]
 ) -> plugins.Credential:
     """The plugin's credential: from the plugin when it is on PATH; else, for the cloud plugins
-    kube.cloud knows (EKS), minted in-process from the standard cloud credentials, so an image
+    kube.cloud knows (EKS, GKE, AKS), minted in-process from the standard cloud credentials, so an image
     without the CLIs still connects; else plugins.run's one "not installed" line."""
     command = str(exec_cfg.get("command") or "")
     if command and shutil.which(command, path=environ.get("PATH")) is None:
@@ -237,8 +244,8 @@ def _credential(
 
 
 def _keep_fresh(cfg: Any, plugin: _Plugin, token: BearerToken) -> None:
-    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS),
-    and once when the cluster refuses it with a 401 (a revoked or rotated credential)."""
+    """Ask the plugin again once its credential has expired (a token lives ~15 minutes on EKS, an
+    hour on GKE), and once when the cluster refuses it with a 401 (a revoked or rotated one)."""
     if not plugin.credential.token:
         return
 
@@ -257,19 +264,6 @@ def _keep_fresh(cfg: Any, plugin: _Plugin, token: BearerToken) -> None:
 
     cfg.refresh_api_key_hook = refresh
     token.renew_hook = ask
-
-
-class _NamedServer(httpx.HTTPTransport):
-    """Every request's TLS handshake names `tls-server-name` (httpcore's `sni_hostname`), which is
-    also the name the certificate is checked against, as client-go's `ServerName` does."""
-
-    def __init__(self, server_name: str, **kw: Any) -> None:
-        super().__init__(**kw)
-        self._server_name = server_name
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.extensions = {**request.extensions, "sni_hostname": self._server_name}
-        return super().handle_request(request)
 
 
 def _unloadable(e: Exception) -> KubeConfigError:

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from verify.kube import retry
-from verify.kube.api import UNTRUSTED_MARKER, UNTRUSTED_REASON
+from verify.kube.api import UNTRUSTED_MARKER, tls_reason
 from verify.kube.credentials import BearerToken
 from verify.kube.daemons import Daemons
 from verify.kube.retry import Deadline
@@ -117,7 +117,7 @@ def classify_handshake(text: str, *, namespace: str, pod: str, container: str) -
     code, msg = _handshake_parts(text)
     if code == 0 and UNTRUSTED_MARKER in text:
         # asking again cannot make the certificate trusted, and neither can a restart
-        return Uninspectable("exec_failed", UNTRUSTED_REASON, permanent=True)
+        return Uninspectable("exec_failed", tls_reason(text), permanent=True)
     if code == 403 and retry.transient_forbidden(msg):
         return Uninspectable(
             "exec_failed",

@@ -19,6 +19,9 @@ import yaml
 # keys whose string values are credentials (users[].user.token, client-key-data, auth-provider
 # config access-token/id-token/refresh-token/client-secret, exec env values named *TOKEN*, ...)
 _SECRET_KEY = re.compile(r"token|password|secret|key-data|credential", re.IGNORECASE)
+# exec args that carry a secret as the next argument or after `=` (`kubelogin get-token
+# --client-secret S`, as `kubelogin convert-kubeconfig --client-secret` writes it)
+_SECRET_FLAG = re.compile(r"^--?[\w-]*(secret|password|token)$", re.IGNORECASE)
 _MIN_MASK = 6  # shorter values would mask ordinary words in the log
 
 
@@ -66,10 +69,22 @@ def _walk(node: Any, key: str = "") -> Iterator[str]:
         for k, v in node.items():
             yield from _walk(v, str(k))
     elif isinstance(node, list):
+        if key == "args":
+            yield from _secret_args([str(item) for item in node])
         for item in node:
             yield from _walk(item, key)
     elif isinstance(node, str) and _SECRET_KEY.search(key):
         yield node
+
+
+def _secret_args(args: list[str]) -> Iterator[str]:
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if _SECRET_FLAG.search(name):
+            if eq:
+                yield value
+            elif i + 1 < len(args):
+                yield args[i + 1]
 
 
 def secret_values(*, text: str) -> list[str]:

@@ -6,11 +6,13 @@ before any request, with a per-call timeout, never interactive, the credential k
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,7 +25,14 @@ PER_CALL = 30.0  # seconds one plugin call may take (kubectl has none; a device-
 _MAX_SHOWN = 200
 # what a plugin's error text may carry that must not reach a log: tokens, keys, long opaque strings
 _SECRETISH = re.compile(r"(?i)(bearer\s+\S+|eyJ[\w-]+\.[\w-]+\.[\w-]*|k8s-aws-v1\.\S+|[A-Za-z0-9+/_=-]{32,})")
-HINT = "see README 'Which cluster and identity' for cloud credentials"
+# the value of a named secret: `password: x`, `client_secret=x`, `"access_token": "x"`, `x-api-key: x`
+_NAMED_SECRET = re.compile(
+    r"""(?i)(["']?[\w-]*(?:secret|password|passwd|token|api[_-]?key|credential)[\w-]*["']?\s*[:=]\s*)"""
+    r"""("[^"]*"|'[^']*'|[^\s,;}&]+)"""
+)
+HINT = "see README 'Credentials: a recipe per platform'"
+# an installHint's documentation link (no query, no user): shown whole, though its path is long
+_PLAIN_URL = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w./~%-]*)?(?:#[\w-]*)?$")
 
 
 @dataclass(frozen=True)
@@ -37,14 +46,26 @@ class Credential:
 
 def shown(text: str) -> str:
     """A plugin's stderr as one printable, cut line with anything token-like masked."""
-    line = one_line(_SECRETISH.sub("***", text))
+    line = one_line(_SECRETISH.sub("***", _NAMED_SECRET.sub(r"\1***", text)))
+    return line if len(line) <= _MAX_SHOWN else line[: _MAX_SHOWN - 3] + "..."
+
+
+def shown_hint(text: str) -> str:
+    """An installHint as `shown`, except that plain documentation links stay whole (gcloud's
+    points to .../cluster-access-for-kubectl#install_plugin, which the masking would cut)."""
+    words = text.replace("\x00", "").split()  # NUL marks where a link goes back
+    links = {i: w for i, w in enumerate(words) if _PLAIN_URL.match(w)}
+    joined = " ".join("\x00" if i in links else w for i, w in enumerate(words))
+    masked = _SECRETISH.sub("***", _NAMED_SECRET.sub(r"\1***", joined))
+    kept = iter(links.values())
+    line = one_line("".join(next(kept) if c == "\x00" else c for c in masked))
     return line if len(line) <= _MAX_SHOWN else line[: _MAX_SHOWN - 3] + "..."
 
 
 def failure(command: str, what: str, exec_cfg: Mapping[str, Any]) -> KubeConfigError:
     hint = exec_cfg.get("installHint")
-    shown_hint = f" ({shown(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
-    return KubeConfigError(f"kubeconfig exec plugin {command!r} {what}{shown_hint}; {HINT}")
+    shown_hint_ = f" ({shown_hint(str(hint))})" if isinstance(hint, str) and hint.strip() else ""
+    return KubeConfigError(f"kubeconfig exec plugin {command!r} {what}{shown_hint_}; {HINT}")
 
 
 def run(
@@ -83,14 +104,7 @@ def run(
     )
     args = [str(a) for a in exec_cfg.get("args") or []]
     try:
-        proc = subprocess.run(
-            [path, *args],
-            env=env,
-            stdin=subprocess.DEVNULL,  # interactiveMode Never: nothing to answer a prompt with
-            capture_output=True,
-            timeout=max(0.1, min(timeout, PER_CALL)),
-            check=False,
-        )
+        proc = _run_alone([path, *args], env=env, timeout=max(0.1, min(timeout, PER_CALL)))
     except subprocess.TimeoutExpired:
         raise failure(shown_command, f"did not answer within {min(timeout, PER_CALL):g}s", exec_cfg) from None
     except OSError as e:
@@ -120,3 +134,24 @@ def run(
     if not credential.token and not credential.client_certificate_data:
         raise failure(shown_command, "printed no token and no client certificate", exec_cfg)
     return credential
+
+
+def _run_alone(argv: list[str], *, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """The plugin in a process group of its own, the whole group killed when it does not answer
+    in time: a plugin is often a script whose child (a browser login, a `sleep`) would outlive it."""
+    with subprocess.Popen(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,  # interactiveMode Never: nothing to answer a prompt with
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -21,8 +21,13 @@ from aiohttp import web
 from ..storage.resources import BY_PATH
 from .eks import PREFIX as EKS_PREFIX
 from .eks import EksAuthenticator, Refused
+from .entra import Entra
+from .entra import Refused as EntraRefused
+from .gke import PREFIX as GKE_PREFIX
+from .gke import GoogleSim
 
 if TYPE_CHECKING:
+    from ..knobs import Knobs
     from ..storage.store import Store
 
 # the authenticated user of a request (set by the API server's middleware)
@@ -158,13 +163,19 @@ _CLUSTER_ROLES = {name: rules for name, _, rules in BOOTSTRAP}
 
 
 class Authorizer:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, knobs: Knobs | None = None) -> None:
         self.store = store
         self.tokens: dict[str, User] = {}
         # an EKS cluster's authenticator (Knobs.eks_cluster_name): `k8s-aws-v1.` tokens checked as
         # aws-iam-authenticator and STS check them (eks.py); each one accepted is kept in `tokens`
         # until it expires (so the suite's leak guard knows it), each refusal's reason in `refused`
-        self.eks: EksAuthenticator | None = None
+        self.eks = EksAuthenticator(knobs.eks_cluster_name) if knobs and knobs.eks_cluster_name else None
+        # a GKE cluster's (Knobs.gke_project): `ya29.` access tokens its own Google endpoints
+        # issued (gke.py; served on a port of their own, started with the cluster), kept the same way
+        self.gke = GoogleSim(knobs.gke_project) if knobs and knobs.gke_project else None
+        # an AKS cluster's Microsoft Entra ID (Knobs.aks_server_id): it also serves the authority's
+        # endpoints on kubesim's port; its access tokens authenticate when issued for the server id
+        self.entra = Entra(knobs.aks_server_id) if knobs and knobs.aks_server_id else None
         self.refused: list[str] = []
 
     def add(self, token: str, user: User) -> None:
@@ -186,6 +197,10 @@ class Authorizer:
         user = self.tokens.get(token.strip())
         if user is None and self.eks is not None and token.strip().startswith(EKS_PREFIX):
             user = self._eks_user(token.strip())
+        if user is None and self.gke is not None and token.strip().startswith(GKE_PREFIX):
+            user = self._gke_user(token.strip())
+        if user is None and self.entra is not None:
+            user = self._entra_user(token.strip())
         if user is None:
             return None
         if user.expires is not None and time.time() >= user.expires:
@@ -205,6 +220,30 @@ class Authorizer:
             self.refused.append(str(e))
             return None
         user = User(name, [], groups, uid=f"aws-iam-authenticator:{arn}", extra={"arn": [arn]}, expires=expires)
+        self.tokens[token] = user
+        return user
+
+    def _gke_user(self, token: str) -> User | None:
+        assert self.gke is not None
+        known = self.gke.user(token)
+        if known is None:
+            self.refused.append("GKE: an access token kubesim's Google endpoints did not issue, or expired")
+            return None
+        name, groups, expires = known
+        self.tokens[token] = user = User(name, [], groups, expires=expires)
+        return user
+
+    def _entra_user(self, token: str) -> User | None:
+        assert self.entra is not None
+        try:
+            found = self.entra.authenticate(token)
+        except EntraRefused as e:
+            self.refused.append(e.description)
+            return None
+        if found is None:
+            return None
+        oid, name, groups, expires = found
+        user = User(name, [], groups, uid=oid, extra={"oid": [oid]}, expires=expires)
         self.tokens[token] = user
         return user
 

@@ -81,6 +81,10 @@ class ApiServer:
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         c = self.cluster
+        if c.auth.entra is not None:  # Entra ID's endpoints share the port; they are not the API's
+            answer = await c.auth.entra.serve(request)
+            if answer is not None:
+                return answer
         route = self._classify(request)
         c.count(route)
         if route[1] in ("pods/exec", "pods/proxy"):

@@ -127,7 +127,10 @@ def test_exec_without_pods_exec_permission_is_forbidden_with_the_rbac_text(
     )
     v1 = client.CoreV1Api(api_client(cluster, tmp_path, token))
     assert v1.read_namespaced_pod("box", "default").metadata.name == "box"
-    with pytest.raises(ApiException) as err:
+    # kubernetes 36 (held there by the cloud extra's python-dateutil) decodes the body of the
+    # ApiException its WebSocket call raised, which is None (api_client.__call_api; fixed in 37):
+    # the client's ApiException then arrives as the context of an AttributeError
+    with pytest.raises((ApiException, AttributeError)) as raised:
         stream(
             v1.connect_get_namespaced_pod_exec,
             "box",
@@ -138,7 +141,9 @@ def test_exec_without_pods_exec_permission_is_forbidden_with_the_rbac_text(
             stdin=False,
             tty=False,
         )
-    text = str(err.value.reason)
+    refused = raised.value if isinstance(raised.value, ApiException) else raised.value.__context__
+    assert isinstance(refused, ApiException)
+    text = str(refused.reason)
     assert "403" in text
     # a WebSocket exec is a GET: authorised as `get pods/exec` first (then `create`, from 1.35)
     assert (
