@@ -10,6 +10,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj, now_rfc3339
 from .podutil import SAFE, controller_ref, has_owner_ref, parse_time
@@ -54,6 +55,7 @@ class DeploymentController:
         self.store = cluster.store
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen = frozen
+        self.events = Recorder(self.store, "deployment-controller")
         # last seen (new RS, its spec replicas, updated, available) per deployment: "progress" is a change
         self._snap: dict[tuple[str, str], tuple[str, int, int, int]] = {}
 
@@ -134,18 +136,27 @@ class DeploymentController:
         }
         return self.store.create(RS, d["metadata"]["namespace"], rs)
 
-    def _scale(self, rs: Obj, n: int) -> Obj:
-        if int(rs["spec"].get("replicas", 0)) == n:
+    def _scale(self, rs: Obj, n: int, d: Obj | None = None) -> Obj:
+        old = int(rs["spec"].get("replicas", 0))
+        if old == n:
             return rs
-        return (
-            self.store.mutate(
-                RS,
-                rs["metadata"]["namespace"],
-                rs["metadata"]["name"],
-                lambda o: o["spec"].__setitem__("replicas", n),
-            )
-            or rs
+        scaled = self.store.mutate(
+            RS,
+            rs["metadata"]["namespace"],
+            rs["metadata"]["name"],
+            lambda o: o["spec"].__setitem__("replicas", n),
         )
+        if scaled is not None and d is not None:
+            # sync.go scaleReplicaSet: "Scaled up replica set web-7c9 to 3 from 1" (no "from" from 0)
+            way = "up" if n > old else "down"
+            tail = f" from {old}" if old else ""
+            self.events.event(
+                object_ref(d, kind="Deployment", api_version="apps/v1"),
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled {way} replica set {rs['metadata']['name']} to {n}{tail}",
+            )
+        return scaled or rs
 
     def _rolling(self, d: Obj, new: Obj, olds: list[Obj], replicas: int, ru: Obj) -> None:
         surge = int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True)
@@ -156,11 +167,11 @@ class DeploymentController:
         total = sum(int(r["spec"].get("replicas", 0)) for r in all_rs)
         cur_new = int(new["spec"].get("replicas", 0))
         if cur_new > replicas:
-            new = self._scale(new, replicas)
+            new = self._scale(new, replicas, d)
         elif cur_new < replicas:
             max_total = replicas + surge
             if total < max_total:
-                new = self._scale(new, cur_new + min(max_total - total, replicas - cur_new))
+                new = self._scale(new, cur_new + min(max_total - total, replicas - cur_new), d)
         old_count = sum(int(r["spec"].get("replicas", 0)) for r in olds)
         if old_count == 0:
             return
@@ -183,7 +194,7 @@ class DeploymentController:
             if spec_n == 0 or unhealthy <= 0:
                 continue
             down = min(unhealthy, max_down - cleaned)
-            olds_sorted[i] = self._scale(r, spec_n - down)
+            olds_sorted[i] = self._scale(r, spec_n - down, d)
             cleaned += down
         available = sum(int((r.get("status") or {}).get("availableReplicas", 0)) for r in [new, *olds_sorted])
         available = min(available, sum(int(r["spec"].get("replicas", 0)) for r in [new, *olds_sorted]))
@@ -197,17 +208,17 @@ class DeploymentController:
             if spec_n == 0:
                 continue
             down = min(spec_n, budget)
-            self._scale(r, spec_n - down)
+            self._scale(r, spec_n - down, d)
             budget -= down
 
     def _recreate(self, d: Obj, new: Obj, olds: list[Obj], replicas: int) -> None:
         for r in olds:
-            self._scale(r, 0)
+            self._scale(r, 0, d)
         ns = d["metadata"]["namespace"]
         old_pods = [p for p in self.store.list(PODS, ns) if any(has_owner_ref(p, r) for r in olds)]
         if old_pods:
             return
-        self._scale(new, replicas)
+        self._scale(new, replicas, d)
 
     def _cleanup(self, d: Obj, olds: list[Obj]) -> None:
         limit = int(d["spec"].get("revisionHistoryLimit", 10))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
 from .daemonset import DaemonSetController
@@ -31,6 +32,7 @@ class Controllers:
         self.pending: set[tuple[str, str, str]] = set()
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen: set[tuple[str, str]] = set()
+        self.scheduler_events = Recorder(self.store, "default-scheduler")
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
@@ -87,7 +89,7 @@ class Controllers:
             elif kind == "DaemonSet":
                 self.daemonsets.reconcile(ns, name)
             elif kind == "Schedule":
-                schedule(self.store, ns, name)
+                schedule(self.store, ns, name, events=self.scheduler_events)
         return worked
 
     # -- garbage collection -----------------------------------------------------

@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj
 from .podutil import SAFE, controller_ref, has_owner_ref, is_active, is_ready, parse_time
@@ -22,6 +23,8 @@ class ReplicaSetController:
         self.cluster = cluster
         self.store = cluster.store
         self.rng = cluster.rng
+        # replica_set.go: "SuccessfulCreate" "Created pod: NAME", "SuccessfulDelete" "Deleted pod: NAME"
+        self.events = Recorder(self.store, "replicaset-controller")
 
     def reconcile(self, ns: str, name: str) -> None:
         rs = self.store.find(RS, ns, name)
@@ -47,6 +50,12 @@ class ReplicaSetController:
             for p in sorted(active, key=rank)[: len(active) - want]:
                 self.cluster.delete_object(
                     PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
+                )
+                self.events.event(
+                    object_ref(rs, kind="ReplicaSet", api_version="apps/v1"),
+                    "Normal",
+                    "SuccessfulDelete",
+                    f"Deleted pod: {p['metadata']['name']}",
                 )
         active = [p for p in self.store.list(PODS, ns) if has_owner_ref(p, rs) and is_active(p)]
         ready = [p for p in active if is_ready(p)]
@@ -89,3 +98,9 @@ class ReplicaSetController:
         if not pod["metadata"]["annotations"]:
             del pod["metadata"]["annotations"]
         self.store.create(PODS, rs["metadata"]["namespace"], pod)
+        self.events.event(
+            object_ref(rs, kind="ReplicaSet", api_version="apps/v1"),
+            "Normal",
+            "SuccessfulCreate",
+            f"Created pod: {pod['metadata']['name']}",
+        )

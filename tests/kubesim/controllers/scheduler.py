@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj, Store, now_rfc3339
 from .podutil import is_active
@@ -13,8 +14,10 @@ PODS = BY_PATH[("", "pods")]
 NODES = BY_PATH[("", "nodes")]
 
 
-def schedule(store: Store, ns: str, name: str) -> None:
-    """Bind a pending pod to the least loaded node that fits it, or mark it Unschedulable."""
+def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None) -> None:
+    """Bind a pending pod to the least loaded node that fits it, or mark it Unschedulable; the
+    scheduler's events as schedule_one.go records them (`Scheduled`: "Successfully assigned
+    NS/NAME to NODE"; `FailedScheduling` with the fit error)."""
     pod = store.find(PODS, ns, name)
     if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
         return
@@ -36,6 +39,9 @@ def schedule(store: Store, ns: str, name: str) -> None:
             p["status"]["conditions"] = conds
 
         store.mutate(PODS, ns, name, unsched, status=True)
+        if events is not None:
+            message = f"0/{len(store.list(NODES))} nodes are available: no node matches."
+            events.event(object_ref(pod, kind="Pod", api_version="v1"), "Warning", "FailedScheduling", message)
         return
     load = {n["metadata"]["name"]: 0 for n in nodes}
     for p in store.list(PODS):
@@ -67,3 +73,10 @@ def schedule(store: Store, ns: str, name: str) -> None:
         lambda p: p["status"].update(conditions=cur["status"]["conditions"]),
         status=True,
     )
+    if events is not None:
+        events.event(
+            object_ref(pod, kind="Pod", api_version="v1"),
+            "Normal",
+            "Scheduled",
+            f"Successfully assigned {ns}/{name} to {target}",
+        )

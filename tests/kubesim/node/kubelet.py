@@ -21,6 +21,7 @@ import shutil
 import signal
 from typing import TYPE_CHECKING
 
+from ..record import Recorder, container_ref, go_duration
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
 from .containers import ContainerRuntime, PodRuntime
@@ -33,7 +34,6 @@ from .environment import (
     resolve_env,
     service_env,
 )
-from .events import Recorder, container_ref, go_duration
 from .images import NoCommand, home, lookup, process_args, pull_policy
 from .objectcache import ObjectCache
 from .probes import probe_container

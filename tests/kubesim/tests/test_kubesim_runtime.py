@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.kubesim import Cluster
-from tests.kubesim.node.events import Recorder, container_ref
+from tests.kubesim.record import Recorder, container_ref
 from tests.support.helpers import deployment, run_verify
 from tests.support.kubectl import Kubectl
 
@@ -229,3 +229,34 @@ def test_events_are_deduplicated_aggregated_and_rate_limited_as_client_go_does(
     spam = [(e["count"], e["message"]) for e in events if e["reason"] == "Spam"]
     assert spam == [(11, "again")]
     assert all(e["involvedObject"]["fieldPath"] == "spec.containers{app}" for e in events)
+
+
+def test_the_scheduler_and_controllers_record_their_events_as_kubectl_describe_shows_them(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """schedule_one.go (Scheduled), replica_set.go (SuccessfulCreate/SuccessfulDelete) and the
+    deployment controller's sync.go (ScalingReplicaSet up, then down after a scale)."""
+    cluster.apply(deployment("shop", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("shop")
+    kubectl("scale", "deployment/shop", "--replicas=1")
+    cluster.wait_for(
+        lambda: len([p for p in cluster.list("Pod") if p["metadata"]["name"].startswith("shop-")
+                     and not p["metadata"].get("deletionTimestamp")]) == 1,
+        what="scaled down",
+    )  # fmt: skip
+    rs = next(r["metadata"]["name"] for r in cluster.list("ReplicaSet") if r["metadata"]["name"].startswith("shop-"))
+
+    def events() -> list[tuple[str, str, str, str]]:
+        items = json.loads(kubectl("get", "events", "-o", "json"))["items"]
+        return [(e["source"].get("component", ""), e["involvedObject"]["kind"], e["reason"], e["message"]) for e in items]
+
+    cluster.wait_for(lambda: any(r == "SuccessfulDelete" for _, _, r, _ in events()), what="SuccessfulDelete")
+    seen = events()
+    assert ("deployment-controller", "Deployment", "ScalingReplicaSet", f"Scaled up replica set {rs} to 2") in seen
+    assert ("deployment-controller", "Deployment", "ScalingReplicaSet", f"Scaled down replica set {rs} to 1 from 2") in seen
+    created = [m for c, k, r, m in seen if (c, k, r) == ("replicaset-controller", "ReplicaSet", "SuccessfulCreate")]
+    assert len(created) == 2 and all(m.startswith(f"Created pod: {rs}-") for m in created)
+    scheduled = [m for c, _, r, m in seen if (c, r) == ("default-scheduler", "Scheduled")]
+    assert len(scheduled) == 2 and all(re.fullmatch(rf"Successfully assigned default/{rs}-\w+ to node-\d", m) for m in scheduled)
+    described = kubectl("describe", "deployment", "shop")
+    assert f"Scaled down replica set {rs} to 1 from 2" in described and "deployment-controller" in described

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..storage.resources import BY_PATH
-from ..storage.store import Obj, Store, now_rfc3339
+from .storage.resources import BY_PATH
+from .storage.store import Obj, Store, now_rfc3339
 
 EVENTS = BY_PATH[("", "events")]
 LRU = 4096  # maxLruCacheEntries
@@ -36,6 +36,19 @@ def go_duration(seconds: float) -> str:
     if h:
         out = f"{int(h)}h" + out
     return out
+
+
+def object_ref(obj: Obj, *, kind: str, api_version: str) -> Obj:
+    """The ObjectReference a controller's events point at (reference.GetReference)."""
+    meta = obj["metadata"]
+    return {
+        "kind": kind,
+        "namespace": meta.get("namespace", ""),
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "apiVersion": api_version,
+        "resourceVersion": meta.get("resourceVersion", ""),
+    }
 
 
 def container_ref(pod: Obj, container: str = "") -> Obj:
