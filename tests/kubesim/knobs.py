@@ -51,6 +51,9 @@ class Knobs:
     # forwards resource APIs
     access_reviews: bool = True
     crashloop_backoff_max: float = 5.0
+    # the Job controller's pod failure back-off: a failed pod is replaced after this, doubling
+    # per failure up to 10 minutes (DefaultJobPodFailureBackOff, 10 s on a real cluster)
+    job_backoff: float = 10.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     crash_image_markers: tuple[str, ...] = ("crashloop",)
     proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
