@@ -272,7 +272,7 @@ class ApiServer:
                 token_request(self.cluster.auth, self.store, ns or "", name or "", body), 201
             )
         if sub == "log":
-            return log_response(request, self.cluster, ns or "", name or "")
+            return await log_response(request, self.cluster, ns or "", name or "")
         if sub == "scale":
             return await self._scale(request, res, ns or "", name or "")
         if method == "GET":

@@ -64,6 +64,7 @@ class ContainerRuntime:
     last_exit: dict[str, Any] | None = None
     container_id: str = ""
     log_paths: list[Path] = field(default_factory=list)
+    log_pump: asyncio.Task[None] | None = None  # copying the running container's output to its log
     ready: bool = False  # running and (no readinessProbe, or the probe passed)
 
 

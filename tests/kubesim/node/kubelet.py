@@ -22,6 +22,7 @@ from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
 from .containers import DEFAULT_PATH, ContainerRuntime, PodRuntime, resolve_binary, shell_less
 from .environment import ConfigError, expand, resolve_env
+from .logpump import pump
 from .objectcache import ObjectCache
 from .probes import readiness
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
@@ -298,30 +299,30 @@ class Kubelet:
             )
         log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        fh = log.open("wb")
+        log.write_bytes(b"")
         sandbox = await self._ensure_sandbox(rt)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                # join the pod's network namespace, then a mount namespace of the container's own
-                "/usr/bin/nsenter",
-                f"--net={sandbox.netns}",
-                "--",
-                "/usr/bin/unshare",
-                "-m",
-                "--propagation",
-                "private",
-                "--",
-                "/bin/sh",
-                "-c",
-                "\n".join(lines),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=fh,
-                stderr=asyncio.subprocess.STDOUT,
-                env=full_env,
-                start_new_session=True,
-            )
-        finally:
-            fh.close()
+        # the output goes through a pipe to logpump.pump, which stamps each line's time
+        proc = await asyncio.create_subprocess_exec(
+            # join the pod's network namespace, then a mount namespace of the container's own
+            "/usr/bin/nsenter",
+            f"--net={sandbox.netns}",
+            "--",
+            "/usr/bin/unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            "\n".join(lines),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=full_env,
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        crt.log_pump = asyncio.get_running_loop().create_task(pump(proc.stdout, log))
         crt.proc, crt.pid, crt.env = proc, proc.pid, full_env
         crt.log_paths.append(log)
         crt.state, crt.reason, crt.message = "running", "", ""
