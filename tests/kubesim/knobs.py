@@ -54,6 +54,9 @@ class Knobs:
     # 5 min, as a real kubelet; a test may shorten both (the first restart is always at once)
     crashloop_backoff_initial: float = 10.0
     crashloop_backoff_max: float = 300.0
+    # the Job controller's pod failure back-off: a failed pod is replaced after this, doubling
+    # per failure up to 10 minutes (DefaultJobPodFailureBackOff, 10 s on a real cluster)
+    job_backoff: float = 10.0
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     # a fault: an image whose process, whatever it is asked to run, fails at once (exit 1)
     crash_image_markers: tuple[str, ...] = ("crashloop",)

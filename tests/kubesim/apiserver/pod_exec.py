@@ -169,11 +169,19 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
 
     async def feed() -> None:
         async for msg in ws:
-            if msg.type != WSMsgType.BINARY or not msg.data:
-                if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
-                    break
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                break
+            if msg.type == WSMsgType.TEXT:
+                # the official Python client writes str stdin as text frames (chr(channel) + data);
+                # the apiserver reads a frame's payload whatever its opcode
+                payload = msg.data.encode()
+            elif msg.type == WSMsgType.BINARY:
+                payload = msg.data
+            else:
                 continue
-            ch, data = msg.data[0], msg.data[1:]
+            if not payload:
+                continue
+            ch, data = payload[0], payload[1:]
             if ch == STDIN and proc.stdin is not None:
                 proc.stdin.write(data)
                 with contextlib.suppress(ConnectionResetError, BrokenPipeError):

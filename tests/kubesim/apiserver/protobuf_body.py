@@ -1,7 +1,8 @@
-"""Protobuf request bodies, for the built-in kinds kubectl's typed commands send that way and the
-tests use: `kubectl create serviceaccount|role|rolebinding|token`, `kubectl auth can-i [--list]`
-and `kubectl auth whoami`. Any other kind keeps the 415 a custom-resource endpoint answers
-(README: bodies are JSON or YAML); answers are always JSON, which these clients accept.
+"""Protobuf request bodies, for the built-in kinds kubectl's typed commands send that way:
+`kubectl create serviceaccount|role|rolebinding|token|deployment|configmap|secret generic|
+namespace|job` (the workload tables are in protobuf_kinds.py), `kubectl auth can-i [--list]` and
+`kubectl auth whoami`. Any other kind keeps the 415 a custom-resource endpoint answers (README:
+bodies are JSON, YAML or these protobuf kinds); answers are always JSON, which these clients accept.
 
 The envelope is the apiserver's (k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go):
 the magic `k8s\\x00`, then a runtime.Unknown {typeMeta{apiVersion=1, kind=2}=1, raw=2,
@@ -13,10 +14,12 @@ would, except pointer fields where an explicit false or 0 means something."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from typing import Any
 
 from ..storage.errors import ApiError
+from . import protobuf_kinds
 
 MAGIC = b"k8s\x00"
 
@@ -28,6 +31,9 @@ SCHEMAS: dict[str, dict[int, tuple[str, str, bool]]] = {
     "TypeMeta": {1: ("apiVersion", _S, False), 2: ("kind", _S, False)},
     "Time": {1: ("seconds", _I, False), 2: ("nanos", _I, False)},
     "MapEntry": {1: ("key", _S, False), 2: ("value", _S, False)},
+    "BytesEntry": {1: ("key", _S, False), 2: ("value", "bytes", False)},
+    "QuantityEntry": {1: ("key", _S, False), 2: ("value", "Quantity", False)},
+    "Quantity": {1: ("string", _S, False)},
     "ObjectMeta": {
         1: ("name", _S, False),
         2: ("generateName", _S, False),
@@ -137,8 +143,15 @@ KINDS = {
     "SelfSubjectReview",
     "TokenRequest",
 }
+SCHEMAS.update(protobuf_kinds.SCHEMAS)
+KINDS |= protobuf_kinds.KINDS
 # pointer fields: present only when the client set them, so a false or 0 is kept
-_KEEP_ZERO = {"automountServiceAccountToken", "controller", "blockOwnerDeletion", "expirationSeconds"}
+_KEEP_ZERO = {
+    "automountServiceAccountToken",
+    "controller",
+    "blockOwnerDeletion",
+    "expirationSeconds",
+} | protobuf_kinds.KEEP_ZERO
 
 UNSUPPORTED = ApiError(
     415,
@@ -210,7 +223,7 @@ def _message(data: bytes, name: str) -> dict[str, Any]:
         decoded = _value(value, kind)
         if repeated:
             out.setdefault(key, []).append(decoded)
-        elif kind == "map":
+        elif kind.startswith("map"):
             out.setdefault(key, {}).update(decoded)
         else:
             out[key] = decoded
@@ -232,6 +245,18 @@ def _value(value: int | bytes, kind: str) -> Any:
     if kind == "map":
         entry = _message(value, "MapEntry")
         return {entry.get("key", ""): entry.get("value", "")}
+    if kind == "map:bytes":  # map<string, bytes>: base64 in JSON, as Secret.data shows it
+        entry = _message(value, "BytesEntry")
+        return {entry.get("key", ""): base64.b64encode(entry.get("value", b"")).decode()}
+    if kind == "map:Quantity":  # map<string, resource.Quantity{string = 1}>
+        entry = _message(value, "QuantityEntry")
+        return {entry.get("key", ""): (entry.get("value") or {}).get("string", "")}
+    if kind == "intstr":  # intstr.IntOrString {type = 1 (0 int, 1 string), intVal = 2, strVal = 3}
+        raw = {n: v for n, v in _fields(value)}
+        if raw.get(1, 0) == 1:
+            strval = raw.get(3, b"")
+            return strval.decode() if isinstance(strval, bytes) else ""
+        return _value(raw.get(2, 0), _I)
     if kind == "time":
         seconds = _message(value, "Time").get("seconds", 0)
         if not seconds:

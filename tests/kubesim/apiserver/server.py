@@ -8,6 +8,7 @@ import asyncio
 import copy
 import json
 import re
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -19,6 +20,7 @@ from ..storage.store import Obj
 from .admission import prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
+from .jobs import admit_job
 from .listwatch import ListWatch
 from .patch import apply_patch
 from .pod_exec import handle_exec
@@ -270,7 +272,7 @@ class ApiServer:
                 token_request(self.cluster.auth, self.store, ns or "", name or "", body), 201
             )
         if sub == "log":
-            return log_response(request, self.cluster, ns or "", name or "")
+            return await log_response(request, self.cluster, ns or "", name or "")
         if sub == "scale":
             return await self._scale(request, res, ns or "", name or "")
         if method == "GET":
@@ -291,6 +293,9 @@ class ApiServer:
             webhook(res, body, sub, self.cluster.knobs)
             if res.kind == "Service" and not sub:
                 admit_service(self.store, body, self.store.get(res, ns or "", name))
+            if res.kind == "Job" and not sub:
+                body["metadata"]["uid"] = self.store.get(res, ns or "", name)["metadata"]["uid"]
+                admit_job(body)
             out = self.store.update(res, ns or "", body, subresource=sub or "")
             return json_response(out)
         if method == "PATCH" and name:
@@ -304,6 +309,8 @@ class ApiServer:
             webhook(res, patched, sub, self.cluster.knobs)
             if res.kind == "Service" and not sub:
                 admit_service(self.store, patched, cur)
+            if res.kind == "Job" and not sub:
+                admit_job(patched)
             if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
                 return json_response(patched)
             out = self.store.update(res, ns or "", patched, subresource=sub or "")
@@ -368,6 +375,12 @@ class ApiServer:
                 f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
             )
         prepare(res, body)
+        uid = None
+        if res.kind == "Job":
+            # the uid is the apiserver's before validation: the generated selector names it
+            uid = str(uuid.uuid4())
+            body.setdefault("metadata", {})["uid"] = uid
+            admit_job(body)
         if res.kind == "Pod":
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
         if res.kind == "Service":
@@ -376,7 +389,7 @@ class ApiServer:
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)
             return json_response(out, 201)
-        out = self.store.create(res, ns, body)
+        out = self.store.create(res, ns, body, uid=uid)
         return json_response(out, 201)
 
     async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:

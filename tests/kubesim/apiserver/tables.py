@@ -19,7 +19,10 @@ def human_age(ts: str | None) -> str:
     if not ts:
         return "<unknown>"
     t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
-    s = int((dt.datetime.now(dt.UTC) - t).total_seconds())
+    return human_duration(int((dt.datetime.now(dt.UTC) - t).total_seconds()))
+
+
+def human_duration(s: int) -> str:
     if s < 0:
         s = 0
     if s < 120:
@@ -136,6 +139,51 @@ def _rs_row(o: Obj) -> list[Any]:
         names,
         images,
         _selector(spec),
+    ]
+
+
+def _job_row(o: Obj) -> list[Any]:
+    """printers.go printJob (kubernetes/kubernetes pkg/printers/internalversion)."""
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    done = st.get("succeeded", 0)
+    if spec.get("completions") is not None:
+        completions = f"{done}/{spec['completions']}"
+    elif int(spec.get("parallelism") or 0) > 1:
+        completions = f"{done}/1 of {spec['parallelism']}"
+    else:
+        completions = f"{done}/1"
+    duration = ""
+    if st.get("startTime"):
+        start = dt.datetime.strptime(st["startTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+        end = (
+            dt.datetime.strptime(st["completionTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+            if st.get("completionTime")
+            else dt.datetime.now(dt.UTC)
+        )
+        duration = human_duration(int((end - start).total_seconds()))
+    true = {c.get("type") for c in st.get("conditions") or [] if c.get("status") == "True"}
+    if "Complete" in true:
+        status = "Complete"
+    elif "Failed" in true:
+        status = "Failed"
+    elif o["metadata"].get("deletionTimestamp"):
+        status = "Terminating"
+    elif "Suspended" in true:
+        status = "Suspended"
+    elif "FailureTarget" in true:
+        status = "FailureTarget"
+    else:
+        status = "Running"
+    names, images = _containers(spec.get("template") or {})
+    return [
+        o["metadata"]["name"],
+        status,
+        completions,
+        duration,
+        human_age(o["metadata"].get("creationTimestamp")),
+        names,
+        images,
+        _label_selector(spec),
     ]
 
 
@@ -366,6 +414,19 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
             _col("Selector", priority=1),
         ],
         _ds_row,
+    ),
+    "jobs": (
+        [
+            _col("Name", fmt="name"),
+            _col("Status"),
+            _col("Completions"),
+            _col("Duration"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _job_row,
     ),
     "controllerrevisions": (
         [_col("Name", fmt="name"), _col("Controller"), _col("Revision"), _col("Age")],

@@ -10,6 +10,7 @@ from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
+from .job import JobController, finished
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
@@ -23,6 +24,7 @@ DEPLOY = BY_PATH[("apps", "deployments")]
 STS = BY_PATH[("apps", "statefulsets")]
 DS = BY_PATH[("apps", "daemonsets")]
 REVISIONS = BY_PATH[("apps", "controllerrevisions")]
+JOBS = BY_PATH[("batch", "jobs")]
 
 
 class Controllers:
@@ -37,6 +39,7 @@ class Controllers:
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
+        self.jobs = JobController(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -44,7 +47,7 @@ class Controllers:
         kind = ev.res.kind
         meta = ev.obj["metadata"]
         ns = ev.namespace
-        if kind in ("Deployment", "StatefulSet", "DaemonSet"):
+        if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job"):
             self.pending.add((kind, ns, meta["name"]))
         elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
             if kind == "ReplicaSet" and ev.type != "DELETED":
@@ -74,6 +77,9 @@ class Controllers:
         for res in (DEPLOY, STS, DS):
             for d in self.store.list(res):
                 self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
+        for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
+            if not finished(j):
+                self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
 
     def run_pending(self) -> bool:
         worked = False
@@ -88,6 +94,8 @@ class Controllers:
                 self.statefulsets.reconcile(ns, name)
             elif kind == "DaemonSet":
                 self.daemonsets.reconcile(ns, name)
+            elif kind == "Job":
+                self.jobs.reconcile(ns, name)
             elif kind == "Schedule":
                 schedule(self.store, ns, name, events=self.scheduler_events)
         return worked

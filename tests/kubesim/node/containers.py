@@ -66,6 +66,7 @@ class ContainerRuntime:
     prev_exit: dict[str, Any] | None = None  # the one before it (lastState while state is terminated)
     container_id: str = ""
     log_paths: list[Path] = field(default_factory=list)
+    log_pump: asyncio.Task[None] | None = None  # copying the running container's output to its log
     ready: bool = False  # running and (no readinessProbe, or the probe passed)
     started: bool = False  # running and (no startupProbe, or the probe passed)
     stdin_fd: int = -1  # the write end of an open stdin (`stdin: true`), kept until the process ends

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..storage.store import Obj, now_rfc3339
 from .images import DEFAULT_PATH, Image, lookup_error, standin, start_error
+from .logpump import pump
 
 if TYPE_CHECKING:
     from .containers import ContainerRuntime, PodRuntime
@@ -107,7 +108,7 @@ async def start_process(
     # the gate is the process's stdin; with `stdin: true` it stays open after the go-ahead (a shell
     # then waits on it, as under a runtime)
     gate_r, gate_w = os.pipe()
-    fh = log.open("wb")
+    log.write_bytes(b"")
     try:
         proc = await asyncio.create_subprocess_exec(
             # join the pod's network namespace, then a mount namespace of the container's own
@@ -123,14 +124,16 @@ async def start_process(
             "-c",
             "\n".join(lines),
             stdin=gate_r,
-            stdout=fh,
+            # through a pipe to logpump.pump, which stamps each line's time (the CRI log format)
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             env=env,
             start_new_session=True,
         )
     finally:
-        fh.close()
         os.close(gate_r)
+    assert proc.stdout is not None
+    crt.log_pump = asyncio.get_running_loop().create_task(pump(proc.stdout, log))
     crt.proc, crt.pid, crt.env = proc, proc.pid, env
     crt.log_paths.append(log)
     crt.container_id = "containerd://" + os.urandom(32).hex()

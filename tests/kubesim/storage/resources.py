@@ -44,6 +44,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
     Resource("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("status",)),
     Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True),
+    Resource("batch", "v1", "jobs", "Job", True, (), ("status",)),
     Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
@@ -56,6 +57,7 @@ CATEGORY_ALL = {
     ("apps", "replicasets"),
     ("apps", "statefulsets"),
     ("apps", "daemonsets"),
+    ("batch", "jobs"),
 }
 
 BY_PATH: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}

@@ -21,7 +21,7 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
 
 # Fields whose change bumps metadata.generation (spec-bearing kinds).
-_GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
+_GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
 # The v1 face of DaemonSet's internal spec.templateGeneration (apps/v1 conversion).
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 # PrepareForCreate clears status; these are its fields without `omitempty`, as a fresh object shows them.
@@ -98,7 +98,8 @@ class Store:
         return history[0].rv if len(history) == history.maxlen else 0
 
     # -- writes ------------------------------------------------------------
-    def create(self, res: Resource, namespace: str, obj: Obj) -> Obj:
+    def create(self, res: Resource, namespace: str, obj: Obj, *, uid: str | None = None) -> Obj:
+        """`uid`: one the apiserver chose before storing (a Job's generated selector names it)."""
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         _drop_nulls(meta)
@@ -124,7 +125,7 @@ class Store:
             meta.pop("namespace", None)
         obj["apiVersion"] = res.api_version
         obj["kind"] = res.kind
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = uid or str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
         if res.kind in _GENERATION_KINDS:
             meta["generation"] = 1

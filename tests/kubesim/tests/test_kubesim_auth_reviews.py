@@ -326,7 +326,7 @@ def test_without_the_review_api_can_i_fails_as_against_a_server_without_it(tmp_p
         assert kubectl("auth", "whoami").splitlines()[1].split() == ["Username", "kubernetes-admin"]
 
 
-def test_imperative_creates_of_other_kinds_still_get_415(kubectl: Kubectl) -> None:
-    proc = kubectl.run("create", "secret", "generic", "s", "--from-literal=a=b", check=False)
+def test_imperative_creates_of_kinds_without_a_protobuf_table_still_get_415(kubectl: Kubectl) -> None:
+    proc = kubectl.run("create", "service", "loadbalancer", "s", "--tcp=80:8080", check=False)
     assert proc.returncode == 1
     assert "the body of the request was in an unknown format" in proc.stderr
