@@ -54,13 +54,12 @@ class Cluster:
         seed: int = 0,
         knobs: Knobs | None = None,
         root: str | None = None,
-        history: int = 2000,
     ) -> None:
         self.rng = random.Random(seed)
         self.knobs = knobs or Knobs()
         self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
         self._own_root = root is None
-        self.store = Store(history=history)
+        self.store = Store(self.knobs)
         self.auth = Authorizer(self.store, knobs=self.knobs)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))

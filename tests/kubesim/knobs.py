@@ -17,7 +17,17 @@ class Knobs:
     exec_command_after_latency: bool = False
     pod_start_delay: float = 0.0
     sync_period: float = 60.0  # kubelet configMap/secret volume refresh
-    bookmark_interval: float = 1.0
+    # Watches and lists (storage/history.py). The watch cache keeps per resource type at least
+    # `watch_cache_size` events and every event younger than `watch_cache_fresh` seconds
+    # (upstream cacher/watch_cache_history.go: 100 and 75 s); a watch from before that window is
+    # 410 Expired. etcd keeps a superseded revision for `etcd_compaction_interval` seconds
+    # (kube-apiserver --etcd-compaction-interval 5m) for lists at an exact resourceVersion and
+    # continue tokens, 410 after. BOOKMARK events every `bookmark_interval` seconds (cacher.go
+    # defaultBookmarkFrequency, 1 min) and 2 s before a watch's timeoutSeconds, as upstream
+    watch_cache_size: int = 100
+    watch_cache_fresh: float = 75.0
+    etcd_compaction_interval: float = 300.0
+    bookmark_interval: float = 60.0
     watch_drop_after: int | None = None  # abort the next watch stream after N events
     # Seeded random faults on every API request (REST, watches and exec upgrades alike): each
     # request is answered with one of `fault_mix` instead of being served with probability

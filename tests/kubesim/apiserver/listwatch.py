@@ -1,5 +1,6 @@
-"""Reads: a collection or one object as JSON or as a Table, label and field selectors (with the
-apiserver's field labels per kind), and watch streams with bookmarks and resumption."""
+"""Reads: a collection (paginated, at a resourceVersion: listing.py) or one object as JSON or as a
+Table, label and field selectors (with the apiserver's field labels per kind), and watch streams
+with bookmarks and resumption within the watch cache's window (storage/history.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..storage.resources import Resource
 from ..storage.selection import fields_match, labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Event, Obj
 from . import tables
+from .listing import read_page
 from .responses import flag, json_response
 
 if TYPE_CHECKING:
@@ -82,18 +84,27 @@ class ListWatch:
     def _matches(obj: Obj, lsel: list[Any], fsel: list[Any]) -> bool:
         return labels_match(obj["metadata"].get("labels") or {}, lsel) and fields_match(obj, fsel)
 
-    def list_response(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
+    async def list_response(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
         lsel, fsel = self._filters(request, res.kind)
-        items = [o for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
+        page = await read_page(
+            self.store,
+            request.query,
+            res,
+            ns,
+            lambda o: self._matches(o, lsel, fsel),
+            bool(lsel or fsel),
+        )
         if tables.wants_table(request.headers.get("Accept", "")):
-            return json_response(
-                tables.table(res, items, str(self.store.rv), request.query.get("includeObject", "Metadata"))
+            table = tables.table(
+                res, page.items, str(page.rv), request.query.get("includeObject", "Metadata")
             )
+            table["metadata"] = page.list_meta()
+            return json_response(table)
         listing = {
             "kind": f"{res.kind}List",
             "apiVersion": res.api_version,
-            "metadata": {"resourceVersion": str(self.store.rv)},
-            "items": items,
+            "metadata": page.list_meta(),
+            "items": page.items,
         }
         return json_response(listing)
 
@@ -129,16 +140,12 @@ class ListWatch:
                 initial = [("ADDED", o) for o in self.store.list(res, ns) if self._matches(o, lsel, fsel)]
             else:
                 try:
-                    rv = int(rv_s)
-                except ValueError:
-                    rv = 0
-                oldest = self.store.oldest_rv(res)
-                if rv < oldest:
-                    err = ApiError.expired(rv, oldest)
+                    since = self.store.history.events_since(res, ns, _int(rv_s))
+                except ApiError as err:  # before the watch cache's window: one ERROR event, 410
                     await self._send(resp, "ERROR", err.status())
                     await resp.write_eof()
                     return resp
-                for ev in self.store.events_since(res, ns, rv):
+                for ev in since:
                     typed = self._filter_event(ev, lsel, fsel)
                     if typed:
                         initial.append(typed)
@@ -148,8 +155,10 @@ class ListWatch:
                 sent += 1
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
+            next_bookmark = _next_bookmark(loop.time(), deadline, knobs.bookmark_interval, bookmarks)
             while True:
-                remaining = deadline - loop.time()
+                now = loop.time()
+                remaining = deadline - now
                 if remaining <= 0:
                     break
                 if knobs.watch_drop_after is not None and sent >= knobs.watch_drop_after:
@@ -158,21 +167,22 @@ class ListWatch:
                     if request.transport is not None:
                         request.transport.abort()
                     return resp
-                try:
-                    ev = await asyncio.wait_for(
-                        watcher.queue.get(), timeout=min(remaining, knobs.bookmark_interval)
+                if next_bookmark is not None and now >= next_bookmark:
+                    await self._send(
+                        resp,
+                        "BOOKMARK",
+                        {
+                            "kind": res.kind,
+                            "apiVersion": res.api_version,
+                            "metadata": {"resourceVersion": str(self.store.rv)},
+                        },
                     )
+                    next_bookmark = _next_bookmark(now, deadline, knobs.bookmark_interval, bookmarks)
+                    continue
+                wait = remaining if next_bookmark is None else min(remaining, next_bookmark - now)
+                try:
+                    ev = await asyncio.wait_for(watcher.queue.get(), timeout=max(wait, 0.001))
                 except TimeoutError:
-                    if bookmarks:
-                        await self._send(
-                            resp,
-                            "BOOKMARK",
-                            {
-                                "kind": res.kind,
-                                "apiVersion": res.api_version,
-                                "metadata": {"resourceVersion": str(self.store.rv)},
-                            },
-                        )
                     continue
                 typed = self._filter_event(ev, lsel, fsel)
                 if typed:
@@ -204,3 +214,19 @@ class ListWatch:
     @staticmethod
     async def _send(resp: web.StreamResponse, type_: str, obj: Obj) -> None:
         await resp.write(json.dumps({"type": type_, "object": obj}).encode() + b"\n")
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def _next_bookmark(now: float, deadline: float, interval: float, allowed: bool) -> float | None:
+    """cacher/cache_watcher.go nextBookmarkTime: every bookmark frequency, and 2 s before the
+    watch's deadline; none once that has passed, nor unless the client allowed bookmarks."""
+    if not allowed:
+        return None
+    at = min(now + interval, deadline - 2)
+    return at if at >= now else None

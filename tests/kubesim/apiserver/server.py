@@ -115,8 +115,8 @@ class ApiServer:
             if fault.kind == "expired":
                 # what a watch from a compacted resourceVersion gets: HTTP 200, one ERROR event
                 c.note_fault("expired")
-                rv = c.store.oldest_rv()
-                event = {"type": "ERROR", "object": ApiError.expired(max(rv - 1, 1), rv).status()}
+                rv = c.store.rv
+                event = {"type": "ERROR", "object": ApiError.expired(rv - 1, rv).status()}
                 return web.Response(
                     status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
                 )
@@ -281,7 +281,7 @@ class ApiServer:
                 return self.reads.get_response(request, res, obj)
             if watch:
                 return await self.reads.watch_response(request, res, ns)
-            return self.reads.list_response(request, res, ns)
+            return await self.reads.list_response(request, res, ns)
         if method == "POST" and not name:
             return await self._create(request, res, ns or "")
         if method == "PUT" and name:

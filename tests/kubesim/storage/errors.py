@@ -10,18 +10,26 @@ if TYPE_CHECKING:
 
 
 class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        list_meta: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details = details
+        self.list_meta = list_meta or {}
 
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -126,7 +134,64 @@ class ApiError(Exception):
 
     @classmethod
     def expired(cls, rv: int, oldest: int) -> ApiError:
+        """A watch before the watch cache's window (cacher/watch_cache_history.go
+        GetIntervalLocked: `oldest` is the oldest servable resourceVersion - 1)."""
         return cls(410, "Expired", f"too old resource version: {rv} ({oldest})")
+
+    @classmethod
+    def list_expired(cls) -> ApiError:
+        """A list at a revision etcd has compacted (storage/etcd3/errors.go `expired`)."""
+        return cls(410, "Expired", "The resourceVersion for the provided list is too old.")
+
+    @classmethod
+    def continue_expired(cls, token: str) -> ApiError:
+        """A continue token whose revision etcd has compacted (storage/etcd3/errors.go
+        `inconsistentContinue`), with a token that continues at the latest revision."""
+        return cls(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can "
+            "start a new list without the continue parameter, or use the continue token in this "
+            "response to retrieve the remainder of the results. Continuing with the provided token "
+            "results in an inconsistent list - objects that were created, modified, or deleted "
+            "between the time the first chunk was returned and now may show up in the list.",
+            list_meta={"continue": token},
+        )
+
+    @classmethod
+    def too_large_rv(cls, rv: int, current: int) -> ApiError:
+        """storage/errors.go NewTooLargeResourceVersionError: apierrors.NewTimeoutError (504,
+        `Timeout: ...`) with the ResourceVersionTooLarge cause; the cacher suggests a retry in 1 s."""
+        return cls(
+            504,
+            "Timeout",
+            f"Timeout: Too large resource version: {rv}, current: {current}",
+            {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            },
+        )
+
+    @classmethod
+    def list_options_invalid(cls, errs: list[tuple[str, str]]) -> ApiError:
+        """handlers/get.go: ValidateListOptions' errors as NewInvalid(ListOptions.meta.k8s.io, "")
+        (apimachinery pkg/apis/meta/internalversion/validation); errs are (field, detail)."""
+        causes = [
+            {
+                "reason": "FieldValueForbidden" if d.startswith("Forbidden") else "FieldValueNotSupported",
+                "message": d,
+                "field": f,
+            }
+            for f, d in errs
+        ]
+        shown = [f"{f}: {d}" for f, d in errs]
+        text = shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
+        return cls(
+            422,
+            "Invalid",
+            f'ListOptions.meta.k8s.io "" is invalid: {text}',
+            {"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes},
+        )
 
     @classmethod
     def internal(cls, message: str) -> ApiError:

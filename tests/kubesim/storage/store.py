@@ -1,4 +1,5 @@
-"""Object storage with resourceVersions, a bounded event history for watches, and change hooks.
+"""Object storage with resourceVersions, the history watches and exact lists read (history.py),
+and change hooks.
 
 All methods run on the cluster's event loop thread; nothing here is thread-safe by design.
 """
@@ -8,14 +9,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ApiError
+from .history import History, etcd_key
 from .resources import Resource
+
+if TYPE_CHECKING:
+    from ..knobs import Knobs
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
@@ -48,6 +53,7 @@ class Event:
     namespace: str
     obj: Obj
     old: Obj | None = None
+    at: float = field(default_factory=time.monotonic)  # when it was stored
 
 
 @dataclass
@@ -58,13 +64,10 @@ class Watcher:
 
 
 class Store:
-    def __init__(self, *, history: int = 2000) -> None:
+    def __init__(self, knobs: Knobs) -> None:
         self.rv = 100
         self.objects: dict[Key, Obj] = {}
-        self.history: deque[Event] = deque(maxlen=history)
-        # core/v1 Events have a watch cache of their own, as in the apiserver: the kubelets' events
-        # never push other kinds' resourceVersions out of their history
-        self.event_history: deque[Event] = deque(maxlen=history)
+        self.history = History(knobs, self.rv)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
 
@@ -83,19 +86,17 @@ class Store:
         for (g, p, ns, _), obj in self.objects.items():
             if g == res.group and p == res.plural and (namespace is None or ns == namespace):
                 out.append(obj)
-        out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        out.sort(key=etcd_key)  # etcd's key order, as every list comes back
         return out
 
-    def _history(self, res: Resource | None) -> deque[Event]:
-        return (
-            self.event_history
-            if res is not None and res.group == "" and res.plural == "events"
-            else self.history
-        )
-
-    def oldest_rv(self, res: Resource | None = None) -> int:
-        history = self._history(res)
-        return history[0].rv if len(history) == history.maxlen else 0
+    def list_at(self, res: Resource, namespace: str | None, rv: int) -> list[Obj]:
+        """The list as it was at resourceVersion `rv` (an etcd read at that revision); raises
+        history.Compacted once etcd has compacted it."""
+        current = {etcd_key(o): o for o in self.list(res, namespace)}
+        state = self.history.state_at(res, current, rv)
+        out = [o for o in state.values() if namespace is None or o["metadata"].get("namespace") == namespace]
+        out.sort(key=etcd_key)
+        return out
 
     # -- writes ------------------------------------------------------------
     def create(self, res: Resource, namespace: str, obj: Obj, *, uid: str | None = None) -> Obj:
@@ -241,19 +242,12 @@ class Store:
 
     def _emit(self, type_: str, res: Resource, namespace: str, obj: Obj, old: Obj | None) -> None:
         ev = Event(self.rv, type_, res, namespace if res.namespaced else "", obj, old)
-        self._history(res).append(ev)
+        self.history.record(ev)
         for w in list(self.watchers):
             if w.res is res and (w.namespace is None or w.namespace == ev.namespace):
                 w.queue.put_nowait(ev)
         for hook in list(self.hooks):
             hook(ev)
-
-    def events_since(self, res: Resource, namespace: str | None, rv: int) -> list[Event]:
-        return [
-            e
-            for e in self._history(res)
-            if e.rv > rv and e.res is res and (namespace is None or e.namespace == namespace)
-        ]
 
     def subscribe(self, res: Resource, namespace: str | None) -> Watcher:
         w = Watcher(res, namespace)

@@ -11,7 +11,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.stream import stream
 
-from tests.kubesim import Cluster, Rule
+from tests.kubesim import Cluster, Knobs, Rule
 
 
 def api_client(cluster: Cluster, tmp_path: Path, token: str | None = None) -> client.ApiClient:
@@ -54,7 +54,8 @@ def test_list_then_watch_from_resource_version_sees_only_later_events(
 
 
 def test_watch_from_an_expired_resource_version_gets_410(tmp_path: Path) -> None:
-    with Cluster(nodes=1, history=5, root=str(tmp_path / "sim")) as cluster:
+    knobs = Knobs(watch_cache_size=5, watch_cache_fresh=0.0)
+    with Cluster(nodes=1, knobs=knobs, root=str(tmp_path / "sim")) as cluster:
         v1 = client.CoreV1Api(api_client(cluster, tmp_path))
         rv = v1.list_namespaced_config_map("default").metadata.resource_version
         for i in range(10):
