@@ -21,6 +21,20 @@ def one_line(text: str) -> str:
     )
 
 
+def printable_line(text: str) -> str:
+    """The one escaping of every printed string that a cluster or a user wrote (names, paths,
+    messages, keys, label values): `one_line`, and a line cannot open as a CI command. GitHub's
+    runner reads `::cmd::` (and the older `##[cmd]`) at the start of any line of stdout or stderr,
+    so a Deployment whose mountPath held `::add-mask::...` could otherwise mask the log or forge an
+    annotation. Its first character is shown escaped instead."""
+    line = one_line(text)
+    if line.startswith("::"):
+        return "\\x3a" + line[1:]
+    if line.startswith("##["):
+        return "\\x23" + line[1:]
+    return line
+
+
 def short(text: str, *, limit: int = 60) -> str:
     """A user's text quoted in an error: one printable line, cut at `limit` characters."""
     line = one_line(text)
