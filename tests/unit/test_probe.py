@@ -208,3 +208,95 @@ def test_a_file_the_execs_user_cannot_read_is_reported_unreadable_not_missing(tm
         for p in sorted(shared.glob("*"), reverse=True):
             p.unlink()
         shared.rmdir()
+
+
+def _busybox() -> str | None:
+    import os
+    import shutil
+
+    found = os.environ.get("RV_BUSYBOX") or shutil.which("busybox")
+    return found if found and Path(found).exists() else None
+
+
+# (argv prefix that runs `sh`), busybox only where the machine has it (RV_BUSYBOX=/path/busybox)
+SHELL_PREFIXES = [
+    pytest.param(("/bin/dash",), id="dash"),
+    pytest.param(("/bin/bash",), id="bash"),
+    pytest.param(
+        (str(_busybox()), "sh"),
+        id="busybox",
+        marks=pytest.mark.skipif(_busybox() is None, reason="no busybox (set RV_BUSYBOX)"),
+    ),
+]
+
+
+def _probe_under(prefix: tuple[str, ...], exp: Expectations, key: RunKey, env: dict[str, str], cwd: Path) -> str:
+    argv = probe_argv(exp, key)
+    return subprocess.run(
+        [*prefix, *argv[1:]], capture_output=True, text=True, env=env, cwd=cwd, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_names_the_shell_manages_set_as_literal_env_are_read_from_the_real_environment(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    literal = {
+        "PWD": "/srv/app",  # the shell sets it to the working directory, tmp_path here
+        "IFS": ":",
+        "SHLVL": "7",
+        "_": "/usr/local/bin/app",
+        "OPTIND": "5",
+        "PPID": "1",
+        "RANDOM": "3",
+        "LINENO": "9",
+        "OLDPWD": "/",
+        "PS4": "multi\nline",
+    }
+    key = RunKey()
+    names = tuple(literal)
+    exp = Expectations(
+        env=(*names, "HOME"),
+        env_values=tuple(
+            ExpectedEnv(n, hmac.new(key.key, v.encode(), hashlib.sha256).hexdigest(), "the pod spec")
+            for n, v in literal.items()
+        ),
+    )
+    out = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin", **literal}, tmp_path)
+    obs = parse_probe(container="app", stdout=out, expectations=exp, run_key=key)
+    assert obs.error is None, out
+    assert obs.env_present == frozenset(names), out  # HOME is not set
+    assert obs.env_digests == {v.key: v.digest for v in exp.env_values}, out
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_a_shell_managed_name_the_exec_did_not_set_has_no_value_and_a_wrong_one_differs(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    key = RunKey()
+    want = hmac.new(key.key, b"/srv/app", hashlib.sha256).hexdigest()
+    exp = Expectations(env=("PWD",), env_values=(ExpectedEnv("PWD", want, "the pod spec"),))
+    unset = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin"}, tmp_path)
+    obs = parse_probe(container="app", stdout=unset, expectations=exp, run_key=key)
+    assert obs.env_present == frozenset() and "PWD" not in obs.env_digests, unset
+    other = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin", "PWD": "/srv/other"}, tmp_path)
+    obs = parse_probe(container="app", stdout=other, expectations=exp, run_key=key)
+    assert obs.env_digests["PWD"] != want, other
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_a_missing_helper_tool_is_a_permanent_tool_missing_naming_it(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sha = shutil.which("sha256sum")
+    assert sha is not None
+    (bin_dir / "sha256sum").symlink_to(sha)  # sha256sum, but no tr and no env
+    exp = Expectations(env=("dotted.name",))
+    out = _probe_under(prefix, exp, RunKey(), {"PATH": str(bin_dir), "dotted.name": "1"}, tmp_path)
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is not None and obs.error.code == "tool_missing" and obs.error.permanent, out
+    assert obs.error.reason.startswith("tool missing: tr"), obs.error.reason

@@ -81,7 +81,11 @@ def parse_probe(
         elif kind == "notool":
             return ContainerObservation(
                 container=container,
-                error=Uninspectable("tool_missing", f"the image has no {rest} to hash files", permanent=True),
+                error=Uninspectable(
+                    "tool_missing",
+                    f"tool missing: {rest[:40]} (the probe needs it in the image; a restart cannot add it)",
+                    permanent=True,
+                ),
             )
         elif kind == "end":
             ended = True
