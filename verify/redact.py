@@ -21,6 +21,26 @@ def one_line(text: str) -> str:
     )
 
 
+def printable_line(text: str) -> str:
+    """The one escaping of every printed string that a cluster or a user wrote (names, paths,
+    messages, keys, label values): `one_line`, and a line cannot open as a CI command. GitHub's
+    runner reads `::cmd::` (and the older `##[cmd]`) at the start of any line of stdout or stderr,
+    so a Deployment whose mountPath held `::add-mask::...` could otherwise mask the log or forge an
+    annotation. Its first character is shown escaped instead."""
+    line = one_line(text)
+    if line.startswith("::"):
+        return "\\x3a" + line[1:]
+    if line.startswith("##["):
+        return "\\x23" + line[1:]
+    return line
+
+
+def short(text: str, *, limit: int = 60) -> str:
+    """A user's text quoted in an error: one printable line, cut at `limit` characters."""
+    line = one_line(text)
+    return line if len(line) <= limit else line[:limit] + "…"
+
+
 def escaped(text: str) -> str:
     return text.encode("unicode_escape").decode("ascii")
 
@@ -31,11 +51,27 @@ def looks_like_content(value: str) -> bool:
     return len(value) > PATH_MAX or bool(_CONTROL.search(value))
 
 
+# a bare word is shown as a path only with one of these suffixes or names: anything else may be
+# a token pasted where the path belongs (`--kubeconfig abcdef.0123456789abcdef`)
+_PATH_SUFFIXES = (".yaml", ".yml", ".json", ".conf", ".config", ".kubeconfig", ".kube", ".cfg", ".txt")
+_PATH_NAMES = ("config", "kubeconfig", "token", "credentials")
+
+
+def looks_like_path(value: str) -> bool:
+    """Has a directory part, or a file name no token has."""
+    if "/" in value or "\\" in value or value.startswith("~"):
+        return True
+    name = value.lower()
+    return name in _PATH_NAMES or name.endswith(_PATH_SUFFIXES)
+
+
 def shown_path(value: str) -> str:
-    """A path as errors quote it; a long or multi-line one only by its length (it may be content
-    pasted where the path belongs)."""
+    """A path as errors quote it; a long, multi-line or bare-word one only by its length (it may
+    be content or a token pasted where the path belongs)."""
     if len(value) > MAX_SHOWN_PATH or _CONTROL.search(value):
         return f"(a value of {len(value)} characters, not shown: file content rather than a path?)"
+    if not looks_like_path(value):
+        return f"(a value of {len(value)} characters, not shown: it has no / and no file extension; a token?)"
     return f'"{escaped(value)}"'
 
 

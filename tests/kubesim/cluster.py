@@ -68,6 +68,7 @@ class Cluster:
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)
         self._fault_seq: Counter[tuple[str, str]] = Counter()
         self.first_seen: dict[tuple[str, str], float] | None = None
+        self.exec_request_lines: list[int] = []  # len(`GET <raw path> HTTP/1.1`) of each pods/exec
         # pods/exec and pods/proxy requests being served now, and the most seen at once
         self.in_flight = 0
         self.peak_in_flight = 0

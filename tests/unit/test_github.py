@@ -31,9 +31,11 @@ def parse_github_output(text: str) -> dict[str, str]:
 
 
 def test_message_escaping_keeps_a_command_on_one_line() -> None:
-    line = github.command("error", "50% done\r\nnext ::warning::x", title="a: b, c")
-    assert line == "::error title=a%3A b%2C c::50%25 done%0D%0Anext ::warning::x"
-    assert "\n" not in line and "\r" not in line
+    line = github.command("error", "50% done\r\nnext ::warning::x\x1b[2K", title="a: b, c\n::x")
+    # line breaks folded and control characters shown escaped (redact.printable_line), then the
+    # runner's own escaping
+    assert line == "::error title=a%3A b%2C c %3A%3Ax::50%25 done next ::warning::x\\x1b[2K"
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
 
 
 def test_add_mask_covers_each_line_of_a_multiline_value() -> None:
@@ -49,9 +51,10 @@ def test_add_mask_covers_each_line_of_a_multiline_value() -> None:
 def test_outputs_use_heredocs_that_survive_newlines_and_equals(tmp_path: Path) -> None:
     path = tmp_path / "out"
     path.write_text("earlier=1\n")
-    github.write_outputs(path=str(path), outputs={"result": "failed", "odd": "a=b\nc<<d"})
+    github.write_outputs(path=str(path), outputs={"result": "failed", "odd": "a=b\nc<<d", "cmd": "\n::x::y"})
     text = path.read_text().removeprefix("earlier=1\n")
-    assert parse_github_output(text) == {"result": "failed", "odd": "a=b\nc<<d"}
+    # a value is one printable line that cannot open a command: `\x3a` stands for its first colon
+    assert parse_github_output(text) == {"result": "failed", "odd": "a=b c<<d", "cmd": "\\x3a:x::y"}
 
 
 def test_error_lines_one_per_failed_pod_and_workload_problem() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv
+from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
 from verify.model import Expectations, ExpectedEnv, ExpectedFile
 
 TRICKY = "va'l\"ue $(not run) `nor this` %s %% \\n\nline2 ü"
@@ -30,10 +30,11 @@ def test_probe_reports_keys_hmacs_and_file_digests_without_values(shell: str, tm
             ExpectedFile("/nope", "0" * 64, "sha256"),
         ),
     )
-    argv = probe_argv(exp, key)
+    argv, stdin = probe_argv(), probe_input(exp, key)
     argv[0] = shell
     proc = subprocess.run(
-        argv,
+        input=stdin,
+        args=argv,
         capture_output=True,
         text=True,
         env={"PRESENT": TRICKY, "dotted.name-x": "1", "PATH": "/usr/bin:/bin"},
@@ -66,10 +67,10 @@ def test_probe_variables_and_markers_do_not_shadow_expected_keys(tmp_path: Path)
         files=(ExpectedFile(str(odd), hashlib.sha256(b"x").hexdigest(), "sha256"),),
     )
     for shell in ("/bin/sh", "/bin/bash"):
-        argv = probe_argv(exp, RunKey())
+        argv, stdin = probe_argv(), probe_input(exp, RunKey())
         argv[0] = shell
         out = subprocess.run(
-            argv, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True
+            input=stdin, args=argv, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True
         ).stdout
         obs = parse_probe(container="app", stdout=out, expectations=exp)
         assert obs.env_present == frozenset(), (shell, out)
@@ -90,31 +91,36 @@ def test_exec_query_is_encoded_as_the_official_client_encodes_it() -> None:
 
     from verify.kube.exec import exec_query as _exec_query
 
-    argv = probe_argv(Expectations(env=("A",), files=(ExpectedFile("/a b&c", "0" * 64, "sha256"),)), RunKey())
+    argv = probe_argv()
     query = [("command", a) for a in argv]
     query += [
         ("container", "app"),
         ("stderr", "true"),
-        ("stdin", "false"),
+        ("stdin", "true"),
         ("stdout", "true"),
         ("tty", "false"),
     ]
     official = ws_client.get_websocket_url("https://h:6443/api/v1/namespaces/n/pods/p/exec", query)
     ours = ws_client.get_websocket_url(
-        f"https://h:6443/api/v1/namespaces/n/pods/p/exec?{_exec_query(tuple(argv), 'app')}"
+        f"https://h:6443/api/v1/namespaces/n/pods/p/exec?{_exec_query(tuple(argv), 'app', stdin=True)}"
     )
     assert ours == official
     # a second container with the same probe reuses the encoded command, not its name
-    other = _exec_query(tuple(argv), "side")
-    assert other.endswith("&container=side&stderr=true&stdin=false&stdout=true&tty=false")
+    other = _exec_query(tuple(argv), "side", stdin=True)
+    assert other.endswith("&container=side&stderr=true&stdin=true&stdout=true&tty=false")
 
 
 def test_an_env_name_that_looks_like_a_probe_marker_is_just_a_name() -> None:
     # `-` is allowed in env names, so `--rv-file` is one; it must not switch the probe's section
     exp = Expectations(env=("--rv-file", "PRESENT", "--rv-env"))
-    argv = probe_argv(exp, RunKey())
+    argv, stdin = probe_argv(), probe_input(exp, RunKey())
     out = subprocess.run(
-        argv, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PRESENT": "1"}, check=True
+        input=stdin,
+        args=argv,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PRESENT": "1"},
+        check=True,
     ).stdout
     obs = parse_probe(container="app", stdout=out, expectations=exp)
     assert obs.error is None, out
@@ -125,9 +131,11 @@ SHELLS = ("/bin/sh", "/bin/bash")
 
 
 def _run_probe(exp: Expectations, shell: str, env: dict[str, str], *, prefix: tuple[str, ...] = ()) -> str:
-    argv = probe_argv(exp, RunKey())
+    argv, stdin = probe_argv(), probe_input(exp, RunKey())
     argv[0] = shell
-    return subprocess.run([*prefix, *argv], capture_output=True, text=True, env=env, check=True).stdout
+    return subprocess.run(
+        input=stdin, args=[*prefix, *argv], capture_output=True, text=True, env=env, check=True
+    ).stdout
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -208,3 +216,124 @@ def test_a_file_the_execs_user_cannot_read_is_reported_unreadable_not_missing(tm
         for p in sorted(shared.glob("*"), reverse=True):
             p.unlink()
         shared.rmdir()
+
+
+def _busybox() -> str | None:
+    import os
+    import shutil
+
+    found = os.environ.get("RV_BUSYBOX") or shutil.which("busybox")
+    return found if found and Path(found).exists() else None
+
+
+# (argv prefix that runs `sh`), busybox only where the machine has it (RV_BUSYBOX=/path/busybox)
+SHELL_PREFIXES = [
+    pytest.param(("/bin/dash",), id="dash"),
+    pytest.param(("/bin/bash",), id="bash"),
+    pytest.param(
+        (str(_busybox()), "sh"),
+        id="busybox",
+        marks=pytest.mark.skipif(_busybox() is None, reason="no busybox (set RV_BUSYBOX)"),
+    ),
+]
+
+
+def _probe_under(
+    prefix: tuple[str, ...], exp: Expectations, key: RunKey, env: dict[str, str], cwd: Path
+) -> str:
+    argv, stdin = probe_argv(), probe_input(exp, key)
+    return subprocess.run(
+        input=stdin, args=[*prefix, *argv[1:]], capture_output=True, text=True, env=env, cwd=cwd, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_names_the_shell_manages_set_as_literal_env_are_read_from_the_real_environment(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    literal = {
+        "PWD": "/srv/app",  # the shell sets it to the working directory, tmp_path here
+        "IFS": ":",
+        "SHLVL": "7",
+        "_": "/usr/local/bin/app",
+        "OPTIND": "5",
+        "PPID": "1",
+        "RANDOM": "3",
+        "LINENO": "9",
+        "OLDPWD": "/",
+        "PS4": "multi\nline",
+    }
+    key = RunKey()
+    names = tuple(literal)
+    exp = Expectations(
+        env=(*names, "HOME"),
+        env_values=tuple(
+            ExpectedEnv(n, hmac.new(key.key, v.encode(), hashlib.sha256).hexdigest(), "the pod spec")
+            for n, v in literal.items()
+        ),
+    )
+    out = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin", **literal}, tmp_path)
+    obs = parse_probe(container="app", stdout=out, expectations=exp, run_key=key)
+    assert obs.error is None, out
+    assert obs.env_present == frozenset(names), out  # HOME is not set
+    assert obs.env_digests == {v.key: v.digest for v in exp.env_values}, out
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_a_shell_managed_name_the_exec_did_not_set_has_no_value_and_a_wrong_one_differs(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    key = RunKey()
+    want = hmac.new(key.key, b"/srv/app", hashlib.sha256).hexdigest()
+    exp = Expectations(env=("PWD",), env_values=(ExpectedEnv("PWD", want, "the pod spec"),))
+    unset = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin"}, tmp_path)
+    obs = parse_probe(container="app", stdout=unset, expectations=exp, run_key=key)
+    assert obs.env_present == frozenset() and "PWD" not in obs.env_digests, unset
+    other = _probe_under(prefix, exp, key, {"PATH": "/usr/bin:/bin", "PWD": "/srv/other"}, tmp_path)
+    obs = parse_probe(container="app", stdout=other, expectations=exp, run_key=key)
+    assert obs.env_digests["PWD"] != want, other
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_a_missing_helper_tool_is_a_permanent_tool_missing_naming_it(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sha = shutil.which("sha256sum")
+    assert sha is not None
+    (bin_dir / "sha256sum").symlink_to(sha)  # sha256sum, but no tr and no env
+    exp = Expectations(env=("dotted.name",))
+    out = _probe_under(prefix, exp, RunKey(), {"PATH": str(bin_dir), "dotted.name": "1"}, tmp_path)
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is not None and obs.error.code == "tool_missing" and obs.error.permanent, out
+    assert obs.error.reason.startswith("tool missing: tr"), obs.error.reason
+
+
+def test_the_exec_url_is_the_same_for_1_key_or_1000_and_holds_no_key_pad_or_path() -> None:
+    from verify.kube.exec import exec_query
+
+    key = RunKey()
+    one = Expectations(env=("A",), env_values=(ExpectedEnv("A", "0" * 64, "x"),))
+    many = Expectations(
+        env=tuple(f"KEY_{i}" for i in range(1000)),
+        env_values=tuple(ExpectedEnv(f"KEY_{i}", "0" * 64, "x") for i in range(1000)),
+        files=(ExpectedFile("/etc/app/secret-path.conf", "0" * 64, "sha256"),),
+    )
+    assert probe_input(many, key) != probe_input(one, key)  # the expectations travel on stdin
+    url = exec_query(tuple(probe_argv()), "app", stdin=True)
+    assert "KEY_" not in url and "secret-path" not in url
+    assert key.ipad_format()[:40] not in url and "%5C066" not in url.upper()
+
+
+def test_input_cut_short_before_its_end_line_checks_nothing() -> None:
+    exp = Expectations(env=("PATH",))
+    whole = probe_input(exp, RunKey())
+    out = subprocess.run(
+        probe_argv(), input=whole.removesuffix("e\n"), capture_output=True, text=True, env={"PATH": "/bin"}
+    ).stdout
+    assert out == ""
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is not None and obs.error.code == "exec_failed"

@@ -142,3 +142,34 @@ def test_the_same_workload_twice_in_a_config_file_names_both_lines(tmp_path: Pat
     assert str(info.value) == (
         f"{path}:4: targets[1] (deploy/web): names the same workload as targets[0] (line 2); name it once"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("a\n::error title=X::y", "a ::error title=X::y"),  # a line break cannot start a command
+        ("::add-mask::rollout-verify", "\\x3a:add-mask::rollout-verify"),
+        ("  ::error::x", "\\x3a:error::x"),
+        ("##[error]x", "\\x23#[error]x"),
+        ("red \x1b[31m and \u202eRLO", "red \\x1b[31m and \\u202eRLO"),
+        ("plain: text", "plain: text"),
+    ],
+)
+def test_printable_line_is_one_line_that_cannot_open_a_ci_command(text: str, shown: str) -> None:
+    from verify.redact import printable_line
+
+    assert printable_line(text) == shown
+    assert printable_line(shown) == shown  # escaping twice changes nothing
+
+
+def test_the_writers_escape_every_str_and_print_only_built_markup_verbatim(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from verify.platforms import github, logs
+
+    logs.stdout("::add-mask::x\n::error::y")
+    logs.stderr("\x1b[2Jcleared")
+    logs.stdout(github.command("error", "m\n::warning::w", title="t"))
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["\\x3a:add-mask::x ::error::y", "::error title=t::m ::warning::w"]
+    assert err == "\\x1b[2Jcleared\n"

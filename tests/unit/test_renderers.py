@@ -123,7 +123,7 @@ def test_summary_table_lists_every_container_and_escapes_cells() -> None:
     )
     assert "| web-b | node-1 | sidecar | ✅ ok |  |" in md
     assert "| web-d | node-3 |  | ❌ uninspectable | the image has no shell (sh) |" in md
-    assert "exec timed out \\| \x1b[0m &lt;b&gt;" in md  # a pipe cannot split the row, no raw HTML
+    assert "exec timed out \\| \\x1b[0m &lt;b&gt;" in md  # a pipe cannot split the row, no raw HTML
     assert "- attempt 1 (revision 1): 1 of 1 pods failed" in md and "- restarted once" in md
     assert "- ❌ expected 5 pods of revision 2, found 4" in md
 

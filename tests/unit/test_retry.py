@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -86,8 +87,8 @@ def test_call_gives_up_at_the_deadline_and_never_waits_past_it() -> None:
     t0 = time.monotonic()
     with pytest.raises(retry.Transient):
         retry.call(down, deadline=retry.Deadline(0.5), base=0.01, cap=0.02)
-    assert time.monotonic() - t0 < 1.5
-    assert len(calls) >= 2  # asked again once the (clamped) wait was over
+    assert 0.45 < time.monotonic() - t0 < 1.5  # waited what was left, then gave up
+    assert len(calls) == 1  # the (clamped) wait ended at the deadline: no request past it
 
 
 def test_backoff_waits_grow_honour_retry_after_and_start_over_after_progress() -> None:
@@ -103,8 +104,39 @@ def test_backoff_waits_grow_honour_retry_after_and_start_over_after_progress() -
         pause.sleep(retry.Transient("503"))
     finally:
         time.sleep = real_sleep
-    assert all(0 <= w <= 0.004 for w in waits[:4]) and waits[4] == 0.25
-    assert waits[5] <= 0.001  # the first wait again
+    floor = (retry.MIN_PAUSE, retry.MIN_PAUSE + retry.MIN_PAUSE_JITTER)
+    # the computed waits (at most 4 ms here) are raised to the jittered minimum pause
+    assert all(floor[0] <= w <= floor[1] for w in waits[:4]) and waits[4] == 0.25
+    assert floor[0] <= waits[5] <= floor[1]  # the first wait again
+    assert len(set(waits[:4])) > 1  # jittered, not one fixed pause
+
+
+def test_retry_after_zero_still_pauses_at_least_the_minimum() -> None:
+    waits: list[float] = []
+    pause = retry.Backoff(deadline=retry.Deadline(60))
+    real_sleep = time.sleep
+    try:
+        time.sleep = waits.append  # type: ignore[assignment]
+        for _ in range(20):
+            pause.sleep(retry.Transient("429", retry_after=0))
+    finally:
+        time.sleep = real_sleep
+    assert min(waits) >= retry.MIN_PAUSE and max(waits) <= retry.MIN_PAUSE + retry.MIN_PAUSE_JITTER
+
+
+def test_call_asks_at_most_once_per_minimum_pause_and_never_after_the_deadline() -> None:
+    calls: list[float] = []
+
+    def down() -> None:
+        calls.append(time.monotonic())
+        raise retry.Transient("429", retry_after=0)
+
+    deadline = retry.Deadline(0.55)
+    with pytest.raises(retry.Transient):
+        retry.call(down, deadline=deadline)
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    assert len(calls) <= 6 and min(gaps) >= retry.MIN_PAUSE * 0.95
+    assert calls[-1] <= deadline.end
 
 
 def test_backoff_never_waits_past_the_deadline() -> None:

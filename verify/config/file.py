@@ -20,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from verify.config import values
 from verify.config.messages import error_message
+from verify.config.yamlsafe import YamlRefused, compose_and_load
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
+from verify.redact import short
 
 # file keys are the pipeline inputs' kebab-case names
 _KEYS = {
@@ -107,8 +109,9 @@ def load_targets(*, path: str) -> list[TargetSpec]:
         raise ConfigFileError(f"{path}: is larger than 1 MiB; is it the right file?")
     try:
         text = raw.decode("utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = compose_and_load(text)
+    except YamlRefused as e:
+        raise ConfigFileError(f"{path}:{e.line}: {e}") from None
     except UnicodeDecodeError:
         raise ConfigFileError(f"{path}: is not UTF-8 text") from None
     except RecursionError:
@@ -129,7 +132,7 @@ def load_targets(*, path: str) -> list[TargetSpec]:
         raise fail((), 'must be a mapping with a "targets" list, e.g. targets: [{target: deployment/web}]')
     unknown = sorted(str(k) for k in data if k != "targets")
     if unknown:
-        raise fail((unknown[0],), f'unknown key "{unknown[0]}"; the file holds only "targets"')
+        raise fail((unknown[0],), f'unknown key "{short(unknown[0])}"; the file holds only "targets"')
     targets = data.get("targets")
     if not isinstance(targets, list) or not targets:
         raise fail(("targets",), '"targets" must be a non-empty list of {target: KIND/NAME, ...}')
@@ -141,12 +144,13 @@ def load_targets(*, path: str) -> list[TargetSpec]:
         if not isinstance(item, dict):
             raise fail(at, f"{label}: must be a mapping such as {{target: deployment/web}}")
         if isinstance(item.get("target"), str):
-            label += f" ({item['target']})"
+            label += f" ({short(item['target'])})"
         fields: dict[str, Any] = {}
         for key, value in item.items():
             name = _KEYS.get(str(key))
             if name is None:
-                raise fail((*at, str(key)), f'{label}: unknown key "{key}"; use {", ".join(sorted(_KEYS))}')
+                known = ", ".join(sorted(_KEYS))
+                raise fail((*at, str(key)), f'{label}: unknown key "{short(str(key))}"; use {known}')
             fields[name] = value
         if "target" not in fields:
             raise fail(at, f"{label}: has no target; add target: KIND/NAME, e.g. deployment/web")

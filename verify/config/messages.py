@@ -7,7 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from verify.config.values import what
 from verify.redact import one_line as _one_line
+from verify.redact import short
 
 
 def error_message(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
@@ -21,7 +23,7 @@ def error_message(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     if isinstance(ctx.get("error"), ValueError):
         return loc, _one_line(str(ctx["error"]))
     value = err.get("input")
-    shown = f'"{value}"' if isinstance(value, str) else repr(value)
+    shown = f'"{short(value)}"' if isinstance(value, str) else what(value)
     if err["type"] == "bool_parsing":
         return loc, f"{shown} is not a boolean; use true or false"
     if err["type"] == "literal_error" and field == "restart":

@@ -23,7 +23,7 @@ from verify.config import values
 from verify.config.naming import ENV_PREFIX, env_var
 from verify.kube.names import valid_subdomain
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
-from verify.redact import escaped, looks_like_content, shown_path
+from verify.redact import escaped, looks_like_content, short, shown_path
 
 
 class _MappingEnvSource(EnvSettingsSource):
@@ -179,7 +179,7 @@ class Settings(BaseSettings):
     def _check_deployment(cls, value: str | None) -> str | None:
         if value is not None and not valid_subdomain(value):
             raise ValueError(
-                f'"{value}" is not a valid Deployment name; use lowercase letters, digits, '
+                f'"{short(str(value))}" is not a valid Deployment name; use lowercase letters, digits, '
                 "'-' and '.' (DNS-1123 subdomain)"
             )
         return value
@@ -194,7 +194,7 @@ class Settings(BaseSettings):
     def _positive_duration(cls, value: Any) -> float:
         seconds = values.parse_duration(value)
         if seconds <= 0:
-            raise ValueError(f'"{value}" must be longer than zero')
+            raise ValueError(f'"{short(str(value))}" must be longer than zero')
         return seconds
 
     @field_validator("concurrency", mode="before")
@@ -203,9 +203,9 @@ class Settings(BaseSettings):
         try:
             number = int(str(value).strip())
         except ValueError:
-            raise ValueError(f'"{value}" is not a whole number; use 1..512') from None
+            raise ValueError(f'"{short(str(value))}" is not a whole number; use 1..512') from None
         if not 1 <= number <= 512:
-            raise ValueError(f'"{value}" is out of range; use 1..512')
+            raise ValueError(f'"{short(str(value))}" is out of range; use 1..512')
         return number
 
     @field_validator("kubeconfig", "report_json", "junit", "summary", "output_dir", mode="after")
@@ -240,7 +240,7 @@ class Settings(BaseSettings):
     def _grace_duration(cls, value: Any) -> float:
         seconds = values.parse_duration(value)
         if seconds < 0:
-            raise ValueError(f'"{value}" must not be negative')
+            raise ValueError(f'"{short(str(value))}" must not be negative')
         return seconds
 
 

@@ -16,6 +16,7 @@ from urllib.parse import unquote
 from verify.kube.kinds import kind_of
 from verify.kube.names import LABEL_NAME, LABEL_VALUE, OBJECT_KEY, SHELL_NAME, valid_label, valid_subdomain
 from verify.model import FileSource, FileSpec, HttpExpectation, Kind, WorkloadRef
+from verify.redact import short
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}\Z")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -61,14 +62,14 @@ def parse_duration(value: Any) -> float:
     seconds = _duration(value)
     if not math.isfinite(seconds) or seconds > MAX_DURATION:
         raise ValueError(
-            f'"{value}" is not a usable duration; use at most {MAX_DURATION // 3600:g}h, e.g. 10m'
+            f'"{short(str(value))}" is not a usable duration; use at most {MAX_DURATION // 3600:g}h, e.g. 10m'
         )
     return seconds
 
 
 def _duration(value: Any) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration; use e.g. 90, 90s, 10m or 1m30s")
+        raise ValueError("true/false is not a duration; use e.g. 90, 90s, 10m or 1m30s")
     if isinstance(value, int | float):
         return float(value)
     text = str(value).strip().lower()
@@ -83,7 +84,7 @@ def _duration(value: Any) -> float:
         total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
         pos = match.end()
     if not text or pos != len(text):
-        raise ValueError(f'"{value}" is not a duration; use e.g. 90, 90s, 10m or 1m30s')
+        raise ValueError(f'"{short(str(value))}" is not a duration; use e.g. 90, 90s, 10m or 1m30s')
     return total
 
 
@@ -181,7 +182,7 @@ def build_http_check(
             equals_text = json.dumps(equals, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError):
             raise ValueError(
-                f'"{shown}" compares with {equals!r}, which is not a JSON value; quote it'
+                f'"{shown}" compares with {what(equals)}, which is not a JSON value; quote it'
             ) from None
     if cm:
         name, slash, key = cm.partition("/")
@@ -351,7 +352,7 @@ def target_list(cls: Any, value: Any) -> list[WorkloadRef]:
 
 def namespace(cls: Any, value: str | None) -> str | None:
     if value is not None and (not valid_label(value)):
-        raise ValueError(f'"{value}" is not a valid namespace name (DNS-1123 label)')
+        raise ValueError(f'"{short(str(value))}" is not a valid namespace name (DNS-1123 label)')
     return value
 
 

@@ -178,11 +178,11 @@ def _command_query(argv: tuple[str, ...]) -> str:
     return urlencode([("command", a) for a in argv])
 
 
-def exec_query(argv: tuple[str, ...], container: str) -> str:
+def exec_query(argv: tuple[str, ...], container: str, *, stdin: bool = False) -> str:
     rest = [
         ("container", container),
         ("stderr", "true"),
-        ("stdin", "false"),
+        ("stdin", "true" if stdin else "false"),
         ("stdout", "true"),
         ("tty", "false"),
     ]
@@ -211,14 +211,16 @@ class Exec:
         # each exec is bounded by running it on `Daemons`, see `run`
         self._daemons = Daemons()
 
-    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str]) -> Any:
+    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str], stdin: bool) -> Any:
         """`kubernetes.stream.ws_client`, called directly: the generated CoreV1Api costs ~0.4 s to
         import and is not thread-safe under `stream()`."""
         from kubernetes.stream import ws_client
 
         cfg = self.configuration
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
-        url = ws_client.get_websocket_url(f"{cfg.host}{path}?{exec_query(tuple(argv), container)}")
+        url = ws_client.get_websocket_url(
+            f"{cfg.host}{path}?{exec_query(tuple(argv), container, stdin=stdin)}"
+        )
         headers = {}
         token = self.token.get()
         if token:
@@ -231,8 +233,18 @@ class Exec:
 
             raise ApiException(status=0, reason=str(e)) from None
 
-    def run(self, *, namespace: str, pod: str, container: str, argv: list[str], limit: float) -> ExecResult:
-        """Run `argv` within `limit` seconds, retries of a refused upgrade included.
+    def run(
+        self,
+        *,
+        namespace: str,
+        pod: str,
+        container: str,
+        argv: list[str],
+        limit: float,
+        stdin: str | None = None,
+    ) -> ExecResult:
+        """Run `argv` within `limit` seconds, retries of a refused upgrade included; `stdin` is
+        sent (UTF-8, binary frames on channel 0) once the stream is open.
 
         The official client's WebSocket has no socket timeout (websocket-client's default one only
         reaches create_connection): an API server that never answers the upgrade would block this
@@ -241,25 +253,43 @@ class Exec:
         budget = Deadline(limit)
         try:
             result = self._daemons.run(
-                lambda: self._within(budget, namespace=namespace, pod=pod, container=container, argv=argv,
-                                     limit=limit),
+                lambda: self._within(
+                    budget,
+                    namespace=namespace,
+                    pod=pod,
+                    container=container,
+                    argv=argv,
+                    limit=limit,
+                    stdin=stdin,
+                ),
                 timeout=limit + _GIVE_UP_GRACE,
             )
         except Exception as e:  # a bug here is this container's verdict, never a hung run
             return _failed(f"exec failed: {type(e).__name__}")
         if result is not None:
             return result
-        return _failed(f"exec did not finish within {limit:g}s (timed out: the API server never answered)",
-                       "timeout")
+        return _failed(
+            f"exec did not finish within {limit:g}s (timed out: the API server never answered)", "timeout"
+        )
 
     def _within(
-        self, budget: Deadline, *, namespace: str, pod: str, container: str, argv: list[str], limit: float
+        self,
+        budget: Deadline,
+        *,
+        namespace: str,
+        pod: str,
+        container: str,
+        argv: list[str],
+        limit: float,
+        stdin: str | None,
     ) -> ExecResult:
         def open_once() -> Any:
             from kubernetes.client.exceptions import ApiException
 
             try:
-                return self._open(namespace=namespace, pod=pod, container=container, argv=argv)
+                return self._open(
+                    namespace=namespace, pod=pod, container=container, argv=argv, stdin=stdin is not None
+                )
             except ApiException as e:
                 text = str(e.reason)
                 error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
@@ -276,6 +306,9 @@ class Exec:
             return _failed(f"exec failed: {type(e).__name__}")
         try:
             left = budget.remaining()
+            if left > 0 and stdin is not None:
+                # bytes: a binary frame, as kubelets read channel 0 (a text frame would be refused)
+                ws.write_stdin(stdin.encode("utf-8"))
             if left > 0:
                 # every read, not only the wait for the first byte, ends with the budget
                 ws.sock.settimeout(left)

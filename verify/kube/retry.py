@@ -93,16 +93,28 @@ def retryable(status: int, message: str = "") -> bool:
     return retryable_status(status) or (status == 403 and transient_forbidden(message))
 
 
+# The shortest pause between two attempts, whatever Retry-After says: a server answering
+# `Retry-After: 0` (or full jitter drawing ~0) would otherwise be asked hundreds of times a second.
+# Jittered, so that the execs of one run refused together do not come back in step.
+MIN_PAUSE = 0.1
+MIN_PAUSE_JITTER = 0.05
+
+
+def min_pause() -> float:
+    return MIN_PAUSE + random.uniform(0, MIN_PAUSE_JITTER)
+
+
 def _waits(*, base: float, cap: float, deadline: Deadline) -> Generator[float | None, Any, None]:
-    """Full-jitter exponential waits; a Retry-After hint replaces the computed wait. No wait
-    outlasts the deadline (backoff's own cap is measured before the attempt, not after)."""
+    """Full-jitter exponential waits; a Retry-After hint replaces the computed wait; none shorter
+    than `min_pause()`. No wait outlasts the deadline (backoff's own cap is measured before the
+    attempt, not after)."""
     exc: Any = yield None
     attempt = 0
     while True:
         hint = getattr(exc, "retry_after", None)
         wait = float(hint) if hint is not None else random.uniform(0, min(cap, base * 2**attempt))
         attempt += 1
-        exc = yield max(0.0, min(wait, deadline.remaining()))
+        exc = yield max(0.0, min(max(wait, min_pause()), deadline.remaining()))
 
 
 class Backoff:
@@ -140,6 +152,13 @@ def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: flo
         logger=None,
     )
     def attempt() -> T:
-        return fn()
+        if last and deadline.expired:
+            raise last[0]  # the wait took what was left: no request past the deadline
+        try:
+            return fn()
+        except Transient as e:
+            last[:] = [e]
+            raise
 
+    last: list[Transient] = []
     return attempt()

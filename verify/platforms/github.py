@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 
+from verify.platforms.markup import Markup
+from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import pod_problems
 
@@ -28,37 +30,43 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str = "", **properties: str) -> str:
-    """`::name key=value,...::message`, escaped."""
-    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
-    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+def command(name: str, message: str = "", **properties: str) -> Markup:
+    """`::name key=value,...::message`: the message and values as `printable_line` shows any
+    text, then escaped by the runner's rules."""
+    props = ",".join(f"{k}={escape_property(printable_line(v))}" for k, v in properties.items())
+    return _command(name, printable_line(message), props)
 
 
-def mask_lines(*, values: Sequence[str]) -> list[str]:
-    """`::add-mask::` per value (and per line of a multi-line value, which the runner needs)."""
-    out: list[str] = []
+def _command(name: str, message: str, props: str = "") -> Markup:
+    return Markup(f"::{name}{' ' + props if props else ''}::{escape_data(message)}")
+
+
+def mask_lines(*, values: Sequence[str]) -> list[Markup]:
+    """`::add-mask::` per value (and per line of a multi-line value, which the runner needs). The
+    one command whose text is not made printable: the runner must see the secret as it is."""
+    out: list[Markup] = []
     for value in values:
         for part in [value, *value.splitlines()] if "\n" in value else [value]:
-            if part.strip() and command("add-mask", part) not in out:
-                out.append(command("add-mask", part))
+            if part.strip() and _command("add-mask", part) not in out:
+                out.append(_command("add-mask", part))
     return out
 
 
-def group_start(*, workload: str) -> str:
+def group_start(*, workload: str) -> Markup:
     return command("group", workload)
 
 
-def group_end() -> str:
-    return "::endgroup::"
+def group_end() -> Markup:
+    return Markup("::endgroup::")
 
 
 def _title(workload: WorkloadResult) -> str:
     return f"rollout-verify: {workload.kind} {workload.namespace}/{workload.name}"
 
 
-def error_lines(*, run: RunResult) -> list[str]:
+def error_lines(*, run: RunResult) -> list[Markup]:
     """One `::error` annotation per failed pod of the last attempt, plus workload-level problems."""
-    lines: list[str] = []
+    lines: list[Markup] = []
     if not run.workloads and run.result != "passed":
         lines.append(command("error", run.message, title="rollout-verify"))
     for wl in run.workloads:
@@ -90,7 +98,7 @@ def write_outputs(*, path: str, outputs: Mapping[str, str]) -> None:
     delim = _delimiter(list(outputs.values()))
     with open(path, "a", encoding="utf-8") as fh:
         for name, value in outputs.items():
-            fh.write(f"{name}<<{delim}\n{value}\n{delim}\n")
+            fh.write(f"{name}<<{delim}\n{printable_line(value)}\n{delim}\n")
 
 
 def append_summary(*, path: str, markdown: str) -> None:

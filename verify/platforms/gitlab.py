@@ -6,6 +6,9 @@ import re
 import time
 from collections.abc import Mapping
 
+from verify.platforms.markup import Markup
+from verify.redact import printable_line
+
 _ESC = "\x1b[0K"
 
 
@@ -18,12 +21,12 @@ def _name(title: str) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "_", title.lower()).strip("_") or "section"
 
 
-def section_start(*, title: str, now: float | None = None) -> str:
+def section_start(*, title: str, now: float | None = None) -> Markup:
     stamp = int(time.time() if now is None else now)
-    header = " ".join(title.split())
-    return f"{_ESC}section_start:{stamp}:{_name(title)}[collapsed=false]\r{_ESC}{header}"
+    header = printable_line(title)
+    return Markup(f"{_ESC}section_start:{stamp}:{_name(title)}[collapsed=false]\r{_ESC}{header}")
 
 
-def section_end(*, title: str, now: float | None = None) -> str:
+def section_end(*, title: str, now: float | None = None) -> Markup:
     stamp = int(time.time() if now is None else now)
-    return f"{_ESC}section_end:{stamp}:{_name(title)}\r{_ESC}"
+    return Markup(f"{_ESC}section_end:{stamp}:{_name(title)}\r{_ESC}")

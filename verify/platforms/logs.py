@@ -1,6 +1,6 @@
-"""Progress lines on stderr. On GitHub and GitLab each workload's lines are one collapsible
-group; with several workloads verified in parallel, a workload's lines are held until it ends so
-that groups never interleave."""
+"""Progress lines on stderr, and the two writers every printed line goes through (`_safe`).
+On GitHub and GitLab each workload's lines are one collapsible group; with several workloads
+verified in parallel, a workload's lines are held until it ends so that groups never interleave."""
 
 from __future__ import annotations
 
@@ -11,14 +11,21 @@ from dataclasses import dataclass
 
 from verify.kube.cancel import Cancel
 from verify.platforms import github, gitlab
+from verify.platforms.markup import Markup
+from verify.redact import printable_line
+
+
+def _safe(line: str) -> str:
+    """Every printed line passes here: platform markup as built, any other text escaped."""
+    return str.__str__(line) if isinstance(line, Markup) else printable_line(line)
 
 
 def stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(_safe(line), file=sys.stderr, flush=True)
 
 
 def stdout(line: str) -> None:
-    print(line, flush=True)
+    print(_safe(line), flush=True)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ rows collapse when there are many and every cell is escaped for tables and inlin
 from __future__ import annotations
 
 from verify.model import AttemptVerdict, CheckStatus
+from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import check_phrase, container_problems, verdict_line
 
@@ -22,8 +23,8 @@ _HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"
 
 
 def cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: no pipes, newlines or HTML."""
-    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text safe inside a Markdown table cell: `printable_line`, then no pipes or HTML."""
+    out = printable_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return " ".join(out.replace("|", "\\|").split())
 
 

@@ -78,6 +78,7 @@ async def _kubelet_refused(request: web.Request, reason: str) -> web.StreamRespo
 
 async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
     q = request.query
+    cluster.exec_request_lines.append(len(f"{request.method} {request.raw_path} HTTP/1.1"))
     argv = q.getall("command", [])
     pod = cluster.store.get(PODS, ns, name)
     container = pick_container(pod, q.get("container", ""))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv
+from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
 from verify.kube.api import Api
 from verify.kube.credentials import BearerToken
 from verify.kube.exec import Exec
@@ -75,7 +75,8 @@ class Inspector:
             namespace=namespace,
             pod=pod.name,
             container=container,
-            argv=probe_argv(expectations, self.run_key),
+            argv=probe_argv(),
+            stdin=probe_input(expectations, self.run_key),
             limit=limit,
         )
         if result.error is not None:

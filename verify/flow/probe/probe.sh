@@ -1,13 +1,57 @@
 # shellcheck shell=sh
-# The exec probe: run as `sh -c "$(cat probe.sh)" rollout-verify ARGS...` in every inspected
-# container. POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never
+# The exec probe: run as `sh -c "$(cat probe.sh)" rollout-verify` in every inspected container,
+# its arguments on stdin (see below). POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never
 # code: only shell identifiers ever reach `eval`, paths are passed as argv. The section markers
 # start with `=`, which no env name (`-` and `.` are allowed) and no absolute path can.
 # It prints, one line each: `env 1|0 NAME`, `val INNER-HMAC|- NAME`, `file SHA256|-|! POSITION`,
-# `notool TOOL`, and `end` last. Comment lines and indentation are stripped before it is sent.
+# `notool TOOL` (then nothing more), and `end` last. Comment lines and indentation are stripped before it is sent.
 __rv_m=
 __rv_ipad=
 __rv_i=0
+# The arguments arrive on stdin, not in the exec's URL (whose length would grow with every key,
+# and which audit logs keep): one per line, `l` + the text, or `o` + octal escapes for one that
+# holds a newline; `e` ends them. No `e`: the input was cut short, and nothing is checked.
+__rv_in=
+set --
+while IFS= read -r __rv_l; do
+  case "$__rv_l" in
+    e) __rv_in=1; break;;
+    l*) set -- "$@" "${__rv_l#l}";;
+    o*)
+      __rv_l=${__rv_l#o}
+      case "$__rv_l" in *[!\\0-7]*) exit 0;; esac
+      # only octal escapes, which printf turns into the argument's bytes
+      # shellcheck disable=SC2059
+      __rv_l=$(printf "${__rv_l}x"); set -- "$@" "${__rv_l%x}";;
+    *) exit 0;;
+  esac
+done
+[ -n "$__rv_in" ] || exit 0
+# The exec's own environment, one entry per line (a newline inside a value becomes \001, so a
+# value cannot fake another entry): /proc/$$/environ is the shell's initial environment, which
+# nothing the shell does to PWD, IFS, SHLVL, `_`... changes. A missing tool is said, never taken
+# for a missing key.
+__rv_src=
+__rv_source() {
+  [ -n "$__rv_src" ] && return 0
+  if [ -r /proc/$$/environ ]; then
+    command -v tr >/dev/null 2>&1 || { printf 'notool tr\n'; exit 0; }
+    __rv_src='proc'
+  else
+    command -v env >/dev/null 2>&1 || { printf 'notool env\n'; exit 0; }
+    __rv_src='env'
+  fi
+}
+__rv_environ() {
+  if [ "$__rv_src" = proc ]; then tr '\000\n' '\n\001' < /proc/$$/environ; else env; fi
+}
+# names the shell sets or changes itself, and names that are not shell identifiers
+__rv_managed() {
+  case "$1" in
+    *[!A-Za-z0-9_]*|[0-9]*|IFS|OPTIND|OPTARG|OPTERR|PPID|PS1|PS2|PS3|PS4|PWD|OLDPWD|PATH|LINENO|RANDOM|SRANDOM|SECONDS|SHLVL|SHELL|SHELLOPTS|TERM|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|UID|EUID|GROUPS|DIRSTACK|PIPESTATUS|FUNCNAME|EPOCHSECONDS|EPOCHREALTIME|MAIL|MAILCHECK|HISTFILE|HISTSIZE|HISTFILESIZE|HISTCMD|COLUMNS|LINES|BASH*|ENV|_|__rv_*) return 0;;
+  esac
+  return 1
+}
 for __rv_a in "$@"; do
   case "$__rv_a" in
     =rv-env) __rv_m='env'; continue;; =rv-file) __rv_m='file'; continue;;
@@ -16,22 +60,31 @@ for __rv_a in "$@"; do
   if [ "$__rv_m" = ipad ]; then
     __rv_ipad=$__rv_a
   elif [ "$__rv_m" = env ]; then
-    case "$__rv_a" in
-      *[!A-Za-z0-9_]*|[0-9]*|IFS|OPTIND|OPTARG|OPTERR|PPID|PS1|PS2|PS3|PS4|PWD|OLDPWD|PATH|LINENO|RANDOM|SRANDOM|SECONDS|SHLVL|SHELL|SHELLOPTS|TERM|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|UID|EUID|GROUPS|DIRSTACK|PIPESTATUS|FUNCNAME|EPOCHSECONDS|EPOCHREALTIME|MAIL|MAILCHECK|HISTFILE|HISTSIZE|HISTFILESIZE|HISTCMD|COLUMNS|LINES|BASH*|_|__rv_*)
-        # not a shell identifier (allowed by the kubelet; dash does not export it), or a name the
-        # shell sets itself: read the shell's own initial environment, one entry per line (a
-        # newline inside a value becomes \001, so a value cannot fake another entry)
-        if { tr '\000\n' '\n\001' < /proc/$$/environ 2>/dev/null || env; } |
-          { while IFS= read -r __rv_l; do case "$__rv_l" in "$__rv_a="*) exit 0;; esac; done; exit 1; }
-        then printf 'env 1 %s\n' "$__rv_a"; else printf 'env 0 %s\n' "$__rv_a"; fi;;
-      *)
-        if eval "[ -n \"\${$__rv_a+x}\" ]"; then printf 'env 1 %s\n' "$__rv_a"
-        else printf 'env 0 %s\n' "$__rv_a"; fi;;
-    esac
+    if __rv_managed "$__rv_a"; then
+      __rv_source
+      if __rv_environ |
+        { while IFS= read -r __rv_l; do case "$__rv_l" in "$__rv_a="*) exit 0;; esac; done; exit 1; }
+      then printf 'env 1 %s\n' "$__rv_a"; else printf 'env 0 %s\n' "$__rv_a"; fi
+    elif eval "[ -n \"\${$__rv_a+x}\" ]"; then printf 'env 1 %s\n' "$__rv_a"
+    else printf 'env 0 %s\n' "$__rv_a"; fi
   elif [ "$__rv_m" = val ]; then
     case "$__rv_a" in *[!A-Za-z0-9_]*|[0-9]*|'') printf 'val - %s\n' "$__rv_a"; continue;; esac
-    if eval "[ -n \"\${$__rv_a+x}\" ]"; then
-      command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
+    command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
+    if __rv_managed "$__rv_a"; then
+      # the value as the exec set it, from the environment's entry (\001 back to newlines)
+      __rv_source
+      __rv_v=$(__rv_environ |
+        { while IFS= read -r __rv_l; do case "$__rv_l" in "$__rv_a="*) printf '%sx' "${__rv_l#*=}"; exit 0;; esac; done; exit 1; }) || {
+        printf 'val - %s\n' "$__rv_a"; continue; }
+      # shellcheck disable=SC2059
+      if [ "$__rv_src" = proc ]; then
+        __rv_h=$({ printf "$__rv_ipad"; printf '%s' "${__rv_v%x}" | tr '\001' '\n'; } | sha256sum)
+      else
+        __rv_h=$({ printf "$__rv_ipad"; printf '%s' "${__rv_v%x}"; } | sha256sum)
+      fi
+      __rv_v=
+      printf 'val %s %s\n' "${__rv_h%% *}" "$__rv_a"
+    elif eval "[ -n \"\${$__rv_a+x}\" ]"; then
       eval "__rv_v=\${$__rv_a}"
       # the pad is octal escapes (\066...) that printf itself must turn into bytes
       # shellcheck disable=SC2059

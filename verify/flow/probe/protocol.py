@@ -38,15 +38,31 @@ class RunKey:
         return hashlib.sha256(self.opad + bytes.fromhex(inner_hex)).hexdigest()
 
 
-def probe_argv(expectations: Expectations, run_key: RunKey | None = None) -> list[str]:
-    argv = ["sh", "-c", WIRE_PROBE, "rollout-verify"]
+PROBE_ARGV = ("sh", "-c", WIRE_PROBE, "rollout-verify")
+
+
+def probe_argv() -> list[str]:
+    """The exec's command: the same for every container and every run, whatever is expected."""
+    return list(PROBE_ARGV)
+
+
+def _line(arg: str) -> str:
+    if "\n" not in arg:
+        return f"l{arg}\n"
+    return "o" + "".join(f"\\{b:03o}" for b in arg.encode()) + "\n"
+
+
+def probe_input(expectations: Expectations, run_key: RunKey | None = None) -> str:
+    """What the probe reads on stdin: the keys, the pad and the paths, so that none of them is in
+    the exec's URL (the same length for 1 key or 1,000, and nothing of the run key in audit logs)."""
+    args: list[str] = []
     if expectations.env:
-        argv += ["=rv-env", *expectations.env]
+        args += ["=rv-env", *expectations.env]
     if expectations.env_values and run_key is not None:
-        argv += ["=rv-ipad", run_key.ipad_format(), "=rv-val", *(v.key for v in expectations.env_values)]
+        args += ["=rv-ipad", run_key.ipad_format(), "=rv-val", *(v.key for v in expectations.env_values)]
     if expectations.files:
-        argv += ["=rv-file", *(f.path for f in expectations.files)]
-    return argv
+        args += ["=rv-file", *(f.path for f in expectations.files)]
+    return "".join(_line(a) for a in args) + "e\n"
 
 
 def parse_probe(
@@ -81,7 +97,11 @@ def parse_probe(
         elif kind == "notool":
             return ContainerObservation(
                 container=container,
-                error=Uninspectable("tool_missing", f"the image has no {rest} to hash files", permanent=True),
+                error=Uninspectable(
+                    "tool_missing",
+                    f"tool missing: {rest[:40]} (the probe needs it in the image; a restart cannot add it)",
+                    permanent=True,
+                ),
             )
         elif kind == "end":
             ended = True
