@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint demo bench faults clean
+.PHONY: venv test lint demo bench faults clean busybox
 
 venv: $(STAMP)
 
@@ -11,7 +11,14 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,cloud]'
+	$(MAKE) -s busybox
 	touch $(STAMP)
+
+# the probe's tests run it under busybox sh too (many images' only shell): Debian's static build,
+# unpacked into the venv, no root needed
+busybox:
+	test -x $(BIN)/busybox || ( tmp=$$(mktemp -d) && cd $$tmp && apt-get download -q busybox-static \
+	  && dpkg-deb -x busybox-static_*.deb root && cp root/bin/busybox $(abspath $(BIN))/busybox; rm -rf $$tmp )
 
 test: venv
 	$(BIN)/python -m pytest -q
