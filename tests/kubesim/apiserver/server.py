@@ -20,6 +20,8 @@ from ..storage.store import Obj
 from .admission import prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
+from .impersonation import GROUP as IMPERSONATE_GROUP
+from .impersonation import impersonated
 from .jobs import admit_job
 from .listwatch import ListWatch
 from .patch import apply_patch
@@ -135,8 +137,9 @@ class ApiServer:
         user = c.auth.authenticate(request.headers.get("Authorization"))
         if user is None:
             return status_response(ApiError.unauthorized())
-        request[USER] = user
         try:
+            user = impersonated(c.auth, user, request.headers, request.headers.getall(IMPERSONATE_GROUP, []))
+            request[USER] = user
             response = await handler(request)
         except ApiError as e:
             return status_response(e)

@@ -260,12 +260,18 @@ def _node_row(o: Obj) -> list[Any]:
     if (o.get("spec") or {}).get("unschedulable"):
         status += ",SchedulingDisabled"
     info = (o.get("status") or {}).get("nodeInfo") or {}
+    addresses = {a.get("type"): a.get("address") for a in (o.get("status") or {}).get("addresses") or []}
     return [
         o["metadata"]["name"],
         status,
         "<none>",
         human_age(o["metadata"].get("creationTimestamp")),
         info.get("kubeletVersion", ""),
+        addresses.get("InternalIP") or "<none>",
+        addresses.get("ExternalIP") or "<none>",
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
     ]
 
 
@@ -450,7 +456,19 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
         ],
     ),
     "nodes": (
-        [_col("Name", fmt="name"), _col("Status"), _col("Roles"), _col("Age"), _col("Version")],
+        # printers.go nodeColumnDefinitions: the wide columns have priority 1
+        [
+            _col("Name", fmt="name"),
+            _col("Status"),
+            _col("Roles"),
+            _col("Age"),
+            _col("Version"),
+            _col("Internal-IP", priority=1),
+            _col("External-IP", priority=1),
+            _col("OS-Image", priority=1),
+            _col("Kernel-Version", priority=1),
+            _col("Container-Runtime", priority=1),
+        ],
         _node_row,
     ),
     "namespaces": (
