@@ -5,6 +5,9 @@ resumes from the last version seen, a 410 re-reads the object, a 5xx ERROR event
 from __future__ import annotations
 
 import json
+import math
+import time
+from collections.abc import Callable
 from typing import Any
 
 from verify import errors
@@ -15,12 +18,50 @@ from verify.kube.api import Api, status_message
 from verify.kube.kinds import api_path
 from verify.model import Kind
 
+# a rollout that has not changed for STALL_FIRST seconds is reported, then every STALL_EVERY
+STALL_FIRST = 10.0
+STALL_EVERY = 30.0
 
-def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deployment") -> dict[str, Any]:
-    """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete."""
+
+class _Stall:
+    """When to say that the rollout is still not done: nothing while it moves."""
+
+    def __init__(self, report: Callable[[dict[str, Any]], None] | None) -> None:
+        self.report = report
+        self.seen = ""
+        self.due = time.monotonic() + STALL_FIRST
+
+    def note(self, message: str) -> None:
+        if message != self.seen:
+            self.seen, self.due = message, time.monotonic() + STALL_FIRST
+
+    def check(self, obj: dict[str, Any]) -> None:
+        if self.report is not None and time.monotonic() >= self.due:
+            self.due = time.monotonic() + STALL_EVERY
+            self.report(obj)
+
+    def seconds_left(self) -> float:
+        return max(1.0, self.due - time.monotonic()) if self.report is not None else math.inf
+
+
+def wait_for_rollout(
+    *,
+    api: Api,
+    namespace: str,
+    name: str,
+    kind: Kind = "deployment",
+    on_stall: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete.
+    `on_stall` is given the workload when it has not changed for 10 s, then every 30 s (the
+    watch is then asked to end by then, so a silent stall is still seen)."""
+
+    stall = _Stall(on_stall)
 
     def state_of(obj: dict[str, Any]) -> Any:
-        return workload_state(kind=kind, obj=obj)
+        state = workload_state(kind=kind, obj=obj)
+        stall.note(state.message)
+        return state
 
     path = api_path(kind=kind, namespace=namespace, name=name)
     dep: dict[str, Any] = api.get(path)
@@ -37,6 +78,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
         if objects.paused(dep):
             # a paused Deployment never progresses: waiting out the timeout would only hide that
             raise RolloutNotComplete(f"{kind} {name} is paused: {state.message}", dep)
+        stall.check(dep)
         rv = objects.resource_version(dep)
         try:
             with api.watch(
@@ -44,7 +86,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
                 fieldSelector=f"metadata.name={name}",
                 resourceVersion=rv,
                 allowWatchBookmarks="true",
-                timeoutSeconds=str(max(1, min(int(remaining) + 1, 300))),
+                timeoutSeconds=str(max(1, int(min(remaining + 1, 300, math.ceil(stall.seconds_left()))))),
             ) as events:
                 for ev in events:
                     obj = ev.get("object") or {}
@@ -72,6 +114,7 @@ def wait_for_rollout(*, api: Api, namespace: str, name: str, kind: Kind = "deplo
                             break
                     if api.deadline.expired:
                         break
+                    stall.check(dep)
                 else:
                     continue  # stream ended (timeoutSeconds): resume from the last version seen
         except retry.Transient as e:

@@ -14,6 +14,7 @@ from verify.flow.attempt import attempt
 from verify.flow.decide import decide
 from verify.flow.lookup import Lookup
 from verify.flow.restart import Restarter
+from verify.flow.rollout_status import workload_state
 from verify.flow.state import Log, RunContext, WorkloadState
 from verify.flow.wait import wait_for_rollout
 from verify.kube import objects
@@ -70,6 +71,17 @@ def _result(
     )
 
 
+def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
+    """One line for a rollout that has not moved: kubectl's words and what holds the pods back."""
+    message = workload_state(kind=state.plan.ref.kind, obj=obj).message
+    try:
+        reasons = waiting_reasons(pods=state.lookup.pods(selector=objects.selector(obj)))
+    except errors.VerifyError:
+        reasons = []  # the progress line is a courtesy: never the reason a run fails
+    shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+    return f"{state.label}: still waiting: {message}" + (f"; {shown}" if shown else "")
+
+
 def _verify(state: WorkloadState) -> WorkloadResult:
     plan, log, label = state.plan, state.log, state.label
     ref, api, restarter = plan.ref, state.context.api, state.restarter
@@ -78,7 +90,13 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if not state.attempts:  # later waits are announced by the restart or re-check line
             log(f"{label}: waiting for the rollout in namespace {state.namespace}")
         progress.phase(label, "waiting for the rollout")
-        workload = wait_for_rollout(api=api, namespace=state.namespace, name=ref.name, kind=ref.kind)
+        workload = wait_for_rollout(
+            api=api,
+            namespace=state.namespace,
+            name=ref.name,
+            kind=ref.kind,
+            on_stall=lambda obj: log(_stalled(state, obj)),
+        )
         progress.phase(label, "inspecting its pods")
         verdict = attempt(state, workload)
         if not verdict.ok:
