@@ -15,13 +15,14 @@ from tests.kubesim import Cluster
 from tests.support.helpers import REPO, deployment, run_verify
 
 
-def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: Cluster, tmp_path: Path) -> None:
-    cluster.apply(deployment("web", replicas=1, image="registry.local/doesnotexist:1"))
+def stderr_until(args: list[str], *, kubeconfig: str, tmp_path: Path, text: str, within: float) -> list[tuple[float, str]]:
+    """Run rollout-verify, reading its stderr as it comes, until a line holds `text` (or `within`
+    seconds pass), then SIGTERM it: each line with the seconds from the start."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}
-    env.update(KUBECONFIG=cluster.write_kubeconfig(str(tmp_path / "kc")), HOME=str(tmp_path))
+    env.update(KUBECONFIG=kubeconfig, HOME=str(tmp_path))
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verify", "--deployment", "web", "--timeout", "45s"],
+        [sys.executable, "-m", "verify", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
     )  # fmt: skip
     seen: list[tuple[float, str]] = []
@@ -33,12 +34,20 @@ def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: 
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    deadline = started + 30
-    while time.monotonic() < deadline and not any("still waiting" in line for _, line in seen):
+    while time.monotonic() < started + within and not any(text in line for _, line in seen):
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     reader.join(timeout=5)
+    return seen
+
+
+def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1, image="registry.local/doesnotexist:1"))
+    seen = stderr_until(
+        ["--deployment", "web", "--timeout", "45s"],
+        kubeconfig=cluster.write_kubeconfig(str(tmp_path / "kc")), tmp_path=tmp_path, text="still waiting", within=30,
+    )  # fmt: skip
     stalled = [(at, line) for at, line in seen if "still waiting" in line]
     assert stalled, "\n".join(line for _, line in seen)
     at, line = stalled[0]
@@ -46,6 +55,23 @@ def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: 
     assert "deployment web: still waiting: Waiting for deployment" in line
     assert "ImagePullBackOff" in line or "ErrImagePull" in line, line
     assert len(stalled) == 1  # the next one is 30 s later
+
+
+def test_an_unreachable_api_server_is_reported_while_retrying(tmp_path: Path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n"
+    )
+    seen = stderr_until(
+        ["--deployment", "web", "--timeout", "45s"], kubeconfig=str(kc), tmp_path=tmp_path, text="retrying until", within=30
+    )
+    retrying = [(at, line) for at, line in seen if "retrying until" in line]
+    assert retrying, "\n".join(line for _, line in seen)
+    at, line = retrying[0]
+    assert 9 < at < 20, (at, line)  # the first retry past 10 s, after a wait of at most 5 s
+    assert "cannot reach the API server at https://127.0.0.1:1" in line and "(--timeout)" in line, line
 
 
 def test_a_rollout_that_completes_quickly_prints_no_progress_line(cluster: Cluster, tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def execute(
 ) -> RunResult:
     """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
     settings = job.settings
-    deadline = retry.Deadline(settings.timeout, cancel=cancel)
+    deadline = retry.Deadline(settings.timeout, cancel=cancel, notice=logs.line)
     default_ns = settings.namespace or connection.namespace
     api = Api(connection, deadline)
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it

@@ -37,12 +37,20 @@ class Deadline:
     time left."""
 
     def __init__(
-        self, seconds: float, *, clock: Callable[[], float] = time.monotonic, cancel: Cancel | None = None
+        self,
+        seconds: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        cancel: Cancel | None = None,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self._clock = clock
         self.seconds = seconds
         self.end = clock() + seconds
         self.cancel = cancel
+        # told when retries have gone on for RETRYING_FIRST seconds, then every RETRYING_EVERY
+        self.notice = notice
+        self.wall_end = time.time() + seconds
 
     @property
     def cancelled(self) -> bool:
@@ -136,6 +144,29 @@ class Backoff:
             time.sleep(wait)
 
 
+RETRYING_FIRST = 10.0
+RETRYING_EVERY = 30.0
+
+
+class _Notices:
+    """One line when a call has been retrying for 10 s, then at most every 30 s: an unreachable or
+    throttling API server is not a silent wait until the deadline."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self.next_at = RETRYING_FIRST
+
+    def __call__(self, details: Any) -> None:
+        elapsed = float(details.get("elapsed") or 0.0)
+        if self.deadline.notice is None or elapsed < self.next_at:
+            return
+        self.next_at = elapsed + RETRYING_EVERY
+        until = time.strftime("%H:%M:%S", time.localtime(self.deadline.wall_end))
+        exc = details.get("exception")
+        what = str(exc) if isinstance(exc, Transient) else "no answer"
+        self.deadline.notice(f"{what}; retrying until {until} (--timeout)")
+
+
 def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: float = 5.0) -> T:
     """Run `fn`, retrying `Transient` failures with backoff until the deadline runs out."""
 
@@ -150,6 +181,7 @@ def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: flo
         jitter=None,
         raise_on_giveup=True,
         logger=None,
+        on_backoff=_Notices(deadline),
     )
     def attempt() -> T:
         if last and deadline.expired:
