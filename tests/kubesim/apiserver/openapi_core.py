@@ -8,13 +8,13 @@ CORE = """
 @core.Pod Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec core.PodSpec | Specification of the desired behavior of the pod.
+metadata meta.ObjectMeta +value | {METADATA}
+spec core.PodSpec +value | Specification of the desired behavior of the pod.
 status object | Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only.
 
 @core.PodTemplateSpec PodTemplateSpec describes the data a pod should have when created from a template
-metadata meta.ObjectMeta | {METADATA}
-spec core.PodSpec | Specification of the desired behavior of the pod.
+metadata meta.ObjectMeta +value | {METADATA}
+spec core.PodSpec +value | Specification of the desired behavior of the pod.
 
 @core.PodSpec PodSpec is a description of a pod.
 activeDeadlineSeconds int64 | Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
@@ -71,7 +71,7 @@ name! string | Name of the container specified as a DNS_LABEL. Each container in
 ports []core.ContainerPort +map=containerPort,protocol +smp=containerPort | List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Cannot be updated.
 readinessProbe core.Probe | Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated.
 resizePolicy []object +atomic | Resources resize policy for the container.
-resources core.ResourceRequirements | Compute Resources required by this container. Cannot be updated.
+resources core.ResourceRequirements +value | Compute Resources required by this container. Cannot be updated.
 restartPolicy string | RestartPolicy defines the restart behavior of individual containers in a pod. This field may only be set for init containers, and the only allowed value is "Always".
 securityContext object | SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
 startupProbe core.Probe | StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. Cannot be updated.
@@ -224,36 +224,36 @@ binaryData {}string | BinaryData contains the binary data. Each key must consist
 data {}string | Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field.
 immutable boolean | Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 
 @core.Secret Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
 apiVersion string | {API_VERSION}
 data {}string | Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string.
 immutable boolean | Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified).
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 stringData {}string | stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write.
 type string | Used to facilitate programmatic handling of secret data.
 
 @core.Namespace Namespace provides a scope for Names. Use of multiple namespaces is optional.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 spec object | Spec defines the behavior of the Namespace.
 status object | Status describes the current status of a Namespace.
 
 @core.Node Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 spec object | Spec defines the behavior of a node.
 status object | Most recently observed status of the node. Populated by the system. Read-only.
 
 @core.Service Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec core.ServiceSpec | Spec defines the behavior of a service.
+metadata meta.ObjectMeta +value | {METADATA}
+spec core.ServiceSpec +value | Spec defines the behavior of a service.
 status object | Most recently observed status of the service. Populated by the system. Read-only.
 
 @core.ServiceSpec ServiceSpec describes the attributes that a user creates on a service.
@@ -289,7 +289,7 @@ targetPort IntOrString | Number or name of the port to access on the pods target
 @core.Endpoints Endpoints is a collection of endpoints that implement the actual service.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 subsets []object +atomic | The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share.
 
 @core.Event ~ Event is a report of an event somewhere in the cluster. Events have a limited retention time and triggers and messages may evolve with time.
@@ -302,7 +302,7 @@ involvedObject! object | The object that this event is about.
 kind string | {KIND}
 lastTimestamp Time | The time at which the most recent occurrence of this event was recorded.
 message string | A human-readable description of the status of this operation.
-metadata! meta.ObjectMeta | {METADATA}
+metadata! meta.ObjectMeta +value | {METADATA}
 reason string | This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
 related object | Optional secondary object for more complex actions.
 reportingComponent string | Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
@@ -316,6 +316,6 @@ apiVersion string | {API_VERSION}
 automountServiceAccountToken boolean | AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted.
 imagePullSecrets []core.LocalObjectReference +atomic | ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount.
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 secrets []object +map=name +smp=name | Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.
 """

@@ -10,7 +10,8 @@ The notation is read by openapi_schema.py:
                                      int64, boolean, number, object, IntOrString, Quantity, Time,
                                      a definition (core.X, apps.X, meta.X, ...), []T or {}T;
                                      +map=k1,k2 / +set / +atomic: x-kubernetes-list-type (and
-                                     map-type), +smp=key: patch strategy merge on key, +smpm: merge
+                                     map-type), +smp=key: patch strategy merge on key, +smpm: merge,
+                                     +value: a struct held by value in Go (always present)
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ APPS = """
 @apps.Deployment Deployment enables declarative updates for Pods and ReplicaSets.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec apps.DeploymentSpec | Specification of the desired behavior of the Deployment.
+metadata meta.ObjectMeta +value | {METADATA}
+spec apps.DeploymentSpec +value | Specification of the desired behavior of the Deployment.
 status apps.DeploymentStatus | Most recently observed status of the Deployment.
 
 @apps.DeploymentSpec DeploymentSpec is the specification of the desired behavior of the Deployment.
@@ -90,8 +91,8 @@ progressDeadlineSeconds int32 | The maximum time in seconds for a deployment to 
 replicas int32 | Number of desired pods. This is a pointer to distinguish between explicit zero and not specified. Defaults to 1.
 revisionHistoryLimit int32 | The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.
 selector! meta.LabelSelector | Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.
-strategy apps.DeploymentStrategy +retainkeys | The deployment strategy to use to replace existing pods with new ones.
-template! core.PodTemplateSpec | Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".
+strategy apps.DeploymentStrategy +value +retainkeys | The deployment strategy to use to replace existing pods with new ones.
+template! core.PodTemplateSpec +value | Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".
 
 @apps.DeploymentStrategy DeploymentStrategy describes how to replace existing pods with new ones.
 rollingUpdate apps.RollingUpdateDeployment | Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.
@@ -122,21 +123,21 @@ type! string | Type of deployment condition.
 @apps.ReplicaSet ReplicaSet ensures that a specified number of pod replicas are running at any given time.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. {METADATA}
-spec apps.ReplicaSetSpec | Spec defines the specification of the desired behavior of the ReplicaSet.
+metadata meta.ObjectMeta +value | If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. {METADATA}
+spec apps.ReplicaSetSpec +value | Spec defines the specification of the desired behavior of the ReplicaSet.
 status object | Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only.
 
 @apps.ReplicaSetSpec ReplicaSetSpec is the specification of a ReplicaSet.
 minReadySeconds int32 | Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0.
 replicas int32 | Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1.
 selector! meta.LabelSelector | Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels.
-template core.PodTemplateSpec | Template is the object that describes the pod that will be created if insufficient replicas are detected.
+template core.PodTemplateSpec +value | Template is the object that describes the pod that will be created if insufficient replicas are detected.
 
 @apps.StatefulSet StatefulSet represents a set of pods with consistent identities. Identities are defined as network (a single stable DNS and hostname) and storage (as many VolumeClaims as requested).
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec apps.StatefulSetSpec | Spec defines the desired identities of pods in this set.
+metadata meta.ObjectMeta +value | {METADATA}
+spec apps.StatefulSetSpec +value | Spec defines the desired identities of pods in this set.
 status object | Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.
 
 @apps.StatefulSetSpec A StatefulSetSpec is the specification of a StatefulSet.
@@ -148,8 +149,8 @@ replicas int32 | replicas is the desired number of replicas of the given Templat
 revisionHistoryLimit int32 | revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. It defaults to 10.
 selector! meta.LabelSelector | selector is a label query over pods that should match the replica count. It must match the pod template's labels.
 serviceName string | serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set.
-template! core.PodTemplateSpec | template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet.
-updateStrategy apps.StatefulSetUpdateStrategy | updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.
+template! core.PodTemplateSpec +value | template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet.
+updateStrategy apps.StatefulSetUpdateStrategy +value | updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.
 volumeClaimTemplates []object +atomic | volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod.
 
 @apps.StatefulSetUpdateStrategy StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
@@ -159,16 +160,16 @@ type string | Type indicates the type of the StatefulSetUpdateStrategy. Default 
 @apps.DaemonSet DaemonSet represents the configuration of a daemon set.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec apps.DaemonSetSpec | The desired behavior of this daemon set.
+metadata meta.ObjectMeta +value | {METADATA}
+spec apps.DaemonSetSpec +value | The desired behavior of this daemon set.
 status object | The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only.
 
 @apps.DaemonSetSpec DaemonSetSpec is the specification of a daemon set.
 minReadySeconds int32 | The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0.
 revisionHistoryLimit int32 | The number of old history to retain to allow rollback. Defaults to 10.
 selector! meta.LabelSelector | A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels.
-template! core.PodTemplateSpec | An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified).
-updateStrategy apps.DaemonSetUpdateStrategy | An update strategy to replace existing DaemonSet pods with new pods.
+template! core.PodTemplateSpec +value | An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified).
+updateStrategy apps.DaemonSetUpdateStrategy +value | An update strategy to replace existing DaemonSet pods with new pods.
 
 @apps.DaemonSetUpdateStrategy DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
 rollingUpdate object | Rolling update config params (maxSurge, maxUnavailable). Present only if type = "RollingUpdate".
@@ -178,7 +179,7 @@ type string | Type of daemon set update. Can be "RollingUpdate" or "OnDelete". D
 apiVersion string | {API_VERSION}
 data object | Data is the serialized representation of the state.
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
+metadata meta.ObjectMeta +value | {METADATA}
 revision! int64 | Revision indicates the revision of the state represented by Data.
 """
 
@@ -186,8 +187,8 @@ OTHER = """
 @batch.Job Job represents the configuration of a single job.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | {METADATA}
-spec batch.JobSpec | Specification of the desired behavior of a job.
+metadata meta.ObjectMeta +value | {METADATA}
+spec batch.JobSpec +value | Specification of the desired behavior of a job.
 status object | Current status of a job.
 
 @batch.JobSpec JobSpec describes how the job execution will look like.
@@ -205,7 +206,7 @@ podReplacementPolicy string | podReplacementPolicy specifies when to create repl
 selector meta.LabelSelector | A label query over pods that should match the pod count. Normally, the system sets this field for you.
 successPolicy object | successPolicy specifies the policy when the Job can be declared as succeeded.
 suspend boolean | suspend specifies whether the Job controller should create Pods or not. Defaults to false.
-template! core.PodTemplateSpec | Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure".
+template! core.PodTemplateSpec +value | Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure".
 ttlSecondsAfterFinished int32 | ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed).
 
 @discovery.EndpointSlice EndpointSlice represents a subset of the endpoints that implement a service.
@@ -213,13 +214,13 @@ addressType! string | addressType specifies the type of address carried by this 
 apiVersion string | {API_VERSION}
 endpoints! []object +atomic | endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.
 kind string | {KIND}
-metadata meta.ObjectMeta | Standard object's metadata.
+metadata meta.ObjectMeta +value | Standard object's metadata.
 ports []object +atomic | ports specifies the list of network ports exposed by each endpoint in this slice.
 
 @rbac.Role Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | Standard object's metadata.
+metadata meta.ObjectMeta +value | Standard object's metadata.
 rules []rbac.PolicyRule | Rules holds all the PolicyRules for this Role
 
 @rbac.PolicyRule PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.
@@ -232,8 +233,8 @@ verbs! []string | Verbs is a list of Verbs that apply to ALL the ResourceKinds c
 @rbac.RoleBinding RoleBinding references a role, but does not contain it. It can reference a Role in the same namespace or a ClusterRole in the global namespace.
 apiVersion string | {API_VERSION}
 kind string | {KIND}
-metadata meta.ObjectMeta | Standard object's metadata.
-roleRef! rbac.RoleRef | RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. This field is immutable.
+metadata meta.ObjectMeta +value | Standard object's metadata.
+roleRef! rbac.RoleRef +value | RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. This field is immutable.
 subjects []rbac.Subject | Subjects holds references to the objects the role applies to.
 
 @rbac.RoleRef +atomic RoleRef contains information that points to the role being used
