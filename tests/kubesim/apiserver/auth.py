@@ -219,7 +219,9 @@ class Authorizer:
         except Refused as e:
             self.refused.append(str(e))
             return None
-        user = User(name, [], groups, uid=f"aws-iam-authenticator:{arn}", extra={"arn": [arn]}, expires=expires)
+        user = User(
+            name, [], groups, uid=f"aws-iam-authenticator:{arn}", extra={"arn": [arn]}, expires=expires
+        )
         self.tokens[token] = user
         return user
 

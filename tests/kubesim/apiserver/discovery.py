@@ -8,7 +8,7 @@ from aiohttp import web
 
 from ..storage.errors import ApiError
 from ..storage.resources import api_group_list, resource_list, served
-from .openapi import documents
+from .openapi import documents, swagger
 from .responses import json_response
 
 VERSION_INFO = {
@@ -56,6 +56,13 @@ def discovery_response(request: web.Request, path: str, *, reviews: bool = True)
         doc = docs.get(path[len("/openapi/v3/") :])
         if doc is not None:
             return json_response(doc)
+    if path == "/openapi/v2":
+        accept = request.headers.get("Accept", "")
+        if accept and not any(t in accept for t in ("json", "*/*")):
+            raise ApiError(
+                406, "NotAcceptable", "only the following media types are accepted: application/json"
+            )
+        return json_response(swagger())
     if path.startswith("/openapi"):
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     return None

@@ -53,7 +53,9 @@ EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 GITHUB_SUBJECT = "repo:acme/shop:environment:production"
 GITHUB_REQUEST_TOKEN = "kubesim-actions-id-token-request-0001"
-AKS_OIDC_ISSUER = f"https://westeurope.oic.prod-aks.azure.com/{TEST_TENANT_ID}/0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/"
+AKS_OIDC_ISSUER = (
+    f"https://westeurope.oic.prod-aks.azure.com/{TEST_TENANT_ID}/0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b/"
+)
 AKS_SUBJECT = "system:serviceaccount:ci:deployer"
 # the managed identity behind /msi/token: user-assigned (by client id or resource id) or the
 # system-assigned one when none is named
@@ -155,7 +157,14 @@ class Entra:
         """An RS256 JWT as the issuer signs it (with another `key`: a forgery)."""
         now = int(time.time())
         header = {"alg": "RS256", "typ": "JWT", "kid": self.kid}
-        claims = {"iss": issuer, "sub": subject, "aud": audience, "iat": now, "nbf": now, "exp": int(now + lifetime)}
+        claims = {
+            "iss": issuer,
+            "sub": subject,
+            "aud": audience,
+            "iat": now,
+            "nbf": now,
+            "exp": int(now + lifetime),
+        }
         signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
         signature = (key or self._key).sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
         return f"{signing_input}.{_b64(signature)}"
@@ -173,10 +182,16 @@ class Entra:
         try:
             self._key.public_key().verify(raw, f"{head}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
         except InvalidSignature:
-            raise Refused("invalid_client", 700027, "Client assertion contains an invalid signature.") from None
+            raise Refused(
+                "invalid_client", 700027, "Client assertion contains an invalid signature."
+            ) from None
         now = time.time()
         exp, nbf = claims.get("exp"), claims.get("nbf", claims.get("iat"))
-        if not isinstance(exp, int) or now > exp + CLOCK_SKEW or (isinstance(nbf, int) and nbf > now + CLOCK_SKEW):
+        if (
+            not isinstance(exp, int)
+            or now > exp + CLOCK_SKEW
+            or (isinstance(nbf, int) and nbf > now + CLOCK_SKEW)
+        ):
             raise Refused("invalid_client", 700024, "Client assertion is not within its valid time range.")
         return claims
 
@@ -194,9 +209,17 @@ class Entra:
             raise Refused("invalid_request", 90002, f"Tenant '{tenant}' not found.")
         for name in ("grant_type", "client_id", "scope"):
             if not form.get(name):
-                raise Refused("invalid_request", 900144, f"The request body must contain the following parameter: '{name}'.")
+                raise Refused(
+                    "invalid_request",
+                    900144,
+                    f"The request body must contain the following parameter: '{name}'.",
+                )
         if form["grant_type"] != "client_credentials":
-            raise Refused("unsupported_grant_type", 70003, f"The app requested an unsupported grant type '{form['grant_type']}'.")
+            raise Refused(
+                "unsupported_grant_type",
+                70003,
+                f"The app requested an unsupported grant type '{form['grant_type']}'.",
+            )
         app = self.apps.get(form["client_id"])
         if app is None:
             raise Refused(
@@ -210,7 +233,11 @@ class Entra:
                 raise Refused("invalid_client", 7000215, "Invalid client secret provided.", status=401)
         elif "client_assertion" in form:
             if form.get("client_assertion_type") != JWT_BEARER:
-                raise Refused("invalid_request", 900144, "The request body must contain the following parameter: 'client_assertion_type'.")
+                raise Refused(
+                    "invalid_request",
+                    900144,
+                    "The request body must contain the following parameter: 'client_assertion_type'.",
+                )
             self._federated(app, self._verified_claims(form["client_assertion"]))
         else:
             raise Refused(
@@ -221,7 +248,12 @@ class Entra:
             )
         access = f"kubesim-entra.{secrets.token_urlsafe(32)}"
         self.issued[access] = Issued(resource, app.client_id, app.object_id, time.time() + EXPIRES_IN)
-        return {"token_type": "Bearer", "expires_in": EXPIRES_IN, "ext_expires_in": EXPIRES_IN, "access_token": access}
+        return {
+            "token_type": "Bearer",
+            "expires_in": EXPIRES_IN,
+            "ext_expires_in": EXPIRES_IN,
+            "access_token": access,
+        }
 
     def _resource(self, scope: str) -> str:
         """The client credentials grant takes one scope, `<resource>/.default`."""
@@ -249,16 +281,22 @@ class Entra:
         by_issuer = [f for f in app.federated if f.issuer == claims.get("iss")]
         if not by_issuer:
             raise Refused(
-                "invalid_client", 700211, f"No matching federated identity record found for presented assertion issuer '{claims.get('iss')}'."
+                "invalid_client",
+                700211,
+                f"No matching federated identity record found for presented assertion issuer '{claims.get('iss')}'.",
             )
         by_audience = [f for f in by_issuer if f.audience in audiences]
         if not by_audience:
             raise Refused(
-                "invalid_client", 700212, f"No matching federated identity record found for presented assertion audience '{claims.get('aud')}'."
+                "invalid_client",
+                700212,
+                f"No matching federated identity record found for presented assertion audience '{claims.get('aud')}'.",
             )
         if not any(f.subject == claims.get("sub") for f in by_audience):
             raise Refused(
-                "invalid_client", 700213, f"No matching federated identity record found for presented assertion subject '{claims.get('sub')}'."
+                "invalid_client",
+                700213,
+                f"No matching federated identity record found for presented assertion subject '{claims.get('sub')}'.",
             )
 
     # -- App Service's managed identity endpoint and GitHub's ID token endpoint ---------------------
@@ -271,7 +309,10 @@ class Entra:
         if resource not in self.resources:
             return 400, {"statusCode": 400, "message": f"no resource {resource!r} in the tenant"}
         if query.get("client_id") or query.get("mi_res_id"):
-            if query.get("client_id", MSI_CLIENT_ID) != MSI_CLIENT_ID or query.get("mi_res_id", MSI_RESOURCE_ID) != MSI_RESOURCE_ID:
+            if (
+                query.get("client_id", MSI_CLIENT_ID) != MSI_CLIENT_ID
+                or query.get("mi_res_id", MSI_RESOURCE_ID) != MSI_RESOURCE_ID
+            ):
                 return 400, {"statusCode": 400, "message": "no such user-assigned identity on this resource"}
             client_id, object_id = MSI_CLIENT_ID, MSI_OBJECT_ID
         else:
@@ -289,7 +330,9 @@ class Entra:
 
     def github(self, query: dict[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
         scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), GITHUB_REQUEST_TOKEN.encode()):
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            token.encode(), GITHUB_REQUEST_TOKEN.encode()
+        ):
             return 401, {"message": "Bad credentials"}
         audience = query.get("audience") or "https://github.com/acme"
         return 200, {"count": 1, "value": self.federated_token(audience=audience)}
@@ -302,7 +345,9 @@ class Entra:
         if issued is None:
             return None
         if issued.resource != self.server_id:
-            raise Refused("invalid_audience", 0, f"token audience {issued.resource!r} is not the cluster's server id")
+            raise Refused(
+                "invalid_audience", 0, f"token audience {issued.resource!r} is not the cluster's server id"
+            )
         if time.time() >= issued.expires:
             raise Refused("expired", 0, "token is expired")
         mapped = self.users.get(issued.object_id)
@@ -337,7 +382,10 @@ class Entra:
     def openid_configuration(self, base: str, tenant: str) -> dict[str, Any]:
         """The v2.0 discovery document's fields MSAL reads (and the issuer Entra names)."""
         if tenant != self.tenant_id:
-            return {"error": "invalid_tenant", "error_description": f"AADSTS90002: Tenant '{tenant}' not found."}
+            return {
+                "error": "invalid_tenant",
+                "error_description": f"AADSTS90002: Tenant '{tenant}' not found.",
+            }
         root = f"{base}/{tenant}"
         return {
             "issuer": f"{root}/v2.0",
@@ -345,7 +393,11 @@ class Entra:
             "token_endpoint": f"{root}/oauth2/v2.0/token",
             "device_authorization_endpoint": f"{root}/oauth2/v2.0/devicecode",
             "jwks_uri": f"{base}/{tenant}/discovery/v2.0/keys",
-            "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+            "token_endpoint_auth_methods_supported": [
+                "client_secret_post",
+                "private_key_jwt",
+                "client_secret_basic",
+            ],
             "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
             "scopes_supported": ["openid", "profile", "email", "offline_access"],
             "tenant_region_scope": "EU",

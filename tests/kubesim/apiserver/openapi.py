@@ -1,5 +1,7 @@
-"""Just enough OpenAPI v3 for kubectl: it reads each PATCH operation's `fieldValidation` parameter
-to decide that the server validates fields (so it needs no client-side schema)."""
+"""OpenAPI v3 (the /openapi/v3 index and one document per group-version) and v2 (/openapi/v2):
+the paths' write operations (kubectl reads each PATCH operation's `fieldValidation` parameter to
+decide that the server validates fields) and the schemas of the served kinds, built from
+kubesim's own table (openapi_schema.py), so `kubectl explain` works."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 from typing import Any
 
 from ..storage.resources import RESOURCES
+from .openapi_schema import KINDS, schemas
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -16,6 +19,7 @@ def _gv_path(group: str, version: str) -> str:
 
 def _doc(group: str, version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
+    roots = [s for (g, v, _), s in KINDS.items() if (g, v) == (group, version)]
     for r in RESOURCES:
         if r.group != group or r.version != version:
             continue
@@ -56,12 +60,34 @@ def _doc(group: str, version: str) -> dict[str, Any]:
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.4"},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas(roots, v3=True)},
     }
 
 
+_V2: dict[str, Any] = {}
+
+
+def swagger() -> dict[str, Any]:
+    """/openapi/v2 (JSON; the apiserver also serves it as protobuf, kubesim does not)."""
+    if not _V2:
+        _V2.update(
+            {
+                "swagger": "2.0",
+                "info": {"title": "Kubernetes", "version": "v1.32.4"},
+                "paths": {},
+                "definitions": schemas(sorted(KINDS.values()), v3=False),
+            }
+        )
+    return _V2
+
+
+_DOCS: list[tuple[dict[str, Any], dict[str, dict[str, Any]]]] = []
+
+
 def documents() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(the /openapi/v3 index, {relative path: document})."""
+    """(the /openapi/v3 index, {relative path: document}), built once."""
+    if _DOCS:
+        return _DOCS[0]
     docs: dict[str, dict[str, Any]] = {}
     for r in RESOURCES:
         key = _gv_path(r.group, r.version)
@@ -71,4 +97,5 @@ def documents() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     for key, doc in docs.items():
         h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()
         index["paths"][key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"}
+    _DOCS.append((index, docs))
     return index, docs

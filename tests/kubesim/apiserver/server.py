@@ -20,10 +20,13 @@ from ..storage.store import Obj
 from .admission import prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
+from .fieldvalidation import loads as loads_json
+from .fieldvalidation import plain, validate, with_warnings
 from .impersonation import GROUP as IMPERSONATE_GROUP
 from .impersonation import impersonated
 from .jobs import admit_job
 from .listwatch import ListWatch
+from .managed import manager_name, record_update, server_side_apply
 from .patch import apply_patch
 from .pod_exec import handle_exec
 from .pod_log import log_response
@@ -289,6 +292,8 @@ class ApiServer:
             return await self._create(request, res, ns or "")
         if method == "PUT" and name:
             body = await self._body(request)
+            warnings = [] if sub else validate(request, res, body, decode_error=True)
+            body = plain(body)
             if body.get("metadata", {}).get("name") not in (None, name):
                 raise ApiError.bad_request("the name of the object does not match the name on the URL")
             body.setdefault("metadata", {})["name"] = name
@@ -299,14 +304,21 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 body["metadata"]["uid"] = self.store.get(res, ns or "", name)["metadata"]["uid"]
                 admit_job(body)
+            if sub != "status":
+                record_update(
+                    res, self.store.get(res, ns or "", name), body, self._manager(request), sub or ""
+                )
             out = self.store.update(res, ns or "", body, subresource=sub or "")
-            return json_response(out)
+            return with_warnings(json_response(out), warnings)
+        if method == "PATCH" and name and self._is_apply(request) and not sub:
+            return await self._apply(request, res, ns or "", name)
         if method == "PATCH" and name:
             cur = self.store.get(res, ns or "", name)
             raw = await request.read()
             target = copy.deepcopy(cur)
             patched = apply_patch(target, raw, request.headers.get("Content-Type", ""))
             patched.setdefault("metadata", {})["name"] = name
+            warnings = [] if sub else validate(request, res, patched, decode_error=False)
             # a patch never carries a stale resourceVersion unless the client put one in
             prepare(res, patched)
             webhook(res, patched, sub, self.cluster.knobs)
@@ -315,9 +327,11 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 admit_job(patched)
             if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
-                return json_response(patched)
+                return with_warnings(json_response(patched), warnings)
+            if sub != "status":
+                record_update(res, cur, patched, self._manager(request), sub or "")
             out = self.store.update(res, ns or "", patched, subresource=sub or "")
-            return json_response(out)
+            return with_warnings(json_response(out), warnings)
         if method == "DELETE" and name:
             return await self._delete(request, res, ns or "", name)
         if method == "DELETE":
@@ -352,6 +366,58 @@ class ApiServer:
         return json_response(review(self.cluster.auth, res, user, body), 201)
 
     # -- verbs ------------------------------------------------------------
+    @staticmethod
+    def _manager(request: web.Request) -> str:
+        return manager_name(request.query, request.headers.get("User-Agent", ""))
+
+    @staticmethod
+    def _is_apply(request: web.Request) -> bool:
+        return request.headers.get("Content-Type", "").split(";")[0].strip() == "application/apply-patch+yaml"
+
+    async def _apply(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+        """Server-side apply (managed.py): creates the object when it does not exist."""
+        manager = request.query.get("fieldManager", "")
+        if not manager:
+            raise ApiError.invalid(
+                res.kind, name, "fieldManager", "Required value: is required for apply patch"
+            )
+        raw = await request.read()
+        try:
+            import yaml
+
+            config = yaml.safe_load(raw or b"{}")
+        except Exception as e:
+            raise ApiError.bad_request(f"error decoding YAML: {e}") from None
+        if not isinstance(config, dict):
+            raise ApiError.bad_request("error decoding YAML: the applied configuration is not an object")
+        if config.get("kind") not in (None, res.kind) or config.get("apiVersion") not in (
+            None,
+            res.api_version,
+        ):
+            raise ApiError.bad_request(
+                f"the API version in the data ({config.get('apiVersion')}) does not match the expected API version ({res.api_version})"
+            )
+        if (config.get("metadata") or {}).get("name") not in (None, name):
+            raise ApiError.bad_request("the name of the object does not match the name on the URL")
+        warnings = validate(request, res, config, decode_error=False)
+        config.setdefault("metadata", {})["name"] = name
+        live = self.store.find(res, ns, name)
+        merged = server_side_apply(res, live, config, manager, flag(request.query.get("force")))
+        prepare(res, merged)
+        webhook(res, merged, None, self.cluster.knobs)
+        if res.kind == "Service":
+            admit_service(self.store, merged, live)
+        dry = request.query.get("dryRun") == "All"
+        if live is None:
+            if res.kind == "Job":
+                admit_job(merged)
+            out = merged if dry else self.store.create(res, ns, merged)
+            return with_warnings(json_response(out, 201), warnings)
+        if res.kind == "Job":
+            admit_job(merged)
+        out = merged if dry else self.store.update(res, ns, merged)
+        return with_warnings(json_response(out), warnings)
+
     async def _body(self, request: web.Request) -> Obj:
         raw = await request.read()
         if "protobuf" in request.headers.get("Content-Type", ""):
@@ -359,7 +425,7 @@ class ApiServer:
             # typed auth/RBAC commands send as protobuf (protobuf_body.py); others get 415
             return decode_protobuf(raw)
         try:
-            body = json.loads(raw or b"{}")
+            body = loads_json(raw or b"{}")
         except ValueError:
             try:
                 import yaml
@@ -373,6 +439,8 @@ class ApiServer:
 
     async def _create(self, request: web.Request, res: Resource, ns: str) -> web.Response:
         body = await self._body(request)
+        warnings = validate(request, res, body, decode_error=True)
+        body = plain(body)
         if body.get("kind") not in (None, res.kind):
             raise ApiError.bad_request(
                 f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
@@ -388,12 +456,13 @@ class ApiServer:
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
         if res.kind == "Service":
             admit_service(self.store, body, None)
+        record_update(res, None, body, self._manager(request))
         if request.query.get("dryRun") == "All":
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)
-            return json_response(out, 201)
+            return with_warnings(json_response(out, 201), warnings)
         out = self.store.create(res, ns, body, uid=uid)
-        return json_response(out, 201)
+        return with_warnings(json_response(out, 201), warnings)
 
     async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
         opts: dict[str, Any] = {}

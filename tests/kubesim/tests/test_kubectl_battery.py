@@ -34,6 +34,7 @@ data: {k: v}
 
 def steps(tmp: Path) -> list[Step]:
     (tmp / "cm.yaml").write_text(CM)
+    (tmp / "ssa.yaml").write_text(CM.replace("from-file", "ssa"))
     cm = str(tmp / "cm.yaml")
     return [
         # the client, the server, the config
@@ -140,6 +141,10 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "jobs", shows="1/1"),
         s("logs", "job/once"),
         s("diff", "-f", cm),  # nothing changed: exit 0
+        s("explain", "deployment.spec", shows="replicas"),
+        s("explain", "pods.spec.containers", shows="image"),
+        s("apply", "--server-side", "-f", str(tmp / "ssa.yaml"), shows="serverside-applied"),
+        s("get", "configmap", "ssa", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[0].operation}", shows="Apply"),
         # deletion
         s("delete", "job", "once", shows="deleted"),
         s("delete", "pod", "solo", "--wait=true", shows="deleted"),
