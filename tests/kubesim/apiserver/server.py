@@ -25,6 +25,7 @@ from .listwatch import ListWatch
 from .patch import apply_patch
 from .pod_exec import handle_exec
 from .pod_log import log_response
+from .portforward import handle_portforward
 from .protobuf_body import decode as decode_protobuf
 from .proxy import PROXY_PATH, Proxy, proxy_verb
 from .responses import flag, json_response, status_response
@@ -35,6 +36,7 @@ from .tokenrequest import token_request
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
+STREAMED = ("exec", "portforward")  # connect subresources: the verb follows the method
 _CORE = re.compile(
     r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
@@ -159,13 +161,13 @@ class ApiServer:
         d = m.groupdict()
         res, name, sub = d["res"], d["name"], d["sub"]
         verb = self._verb(request.method, bool(name), flag(request.query.get("watch")), sub)
-        if sub == "exec":
+        if sub in STREAMED:
             verb = "create"  # counted as one exec, whichever verb authorises it
         return (verb, f"{res}/{sub}" if sub else res)
 
     @staticmethod
     def _verb(method: str, named: bool, watch: bool, sub: str | None) -> str:
-        if sub == "exec":
+        if sub in STREAMED:
             # by the HTTP method, as the apiserver's RequestInfo does: a WebSocket exec is a GET
             # (`get pods/exec`), kubectl's SPDY exec a POST (`create pods/exec`)
             return "get" if method == "GET" else "create"
@@ -262,6 +264,8 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "portforward":
+            return await handle_portforward(request, self.cluster, ns or "", name or "")
         if sub == "token":
             if method != "POST":
                 raise ApiError(

@@ -32,7 +32,7 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
     Resource("", "v1", "nodes", "Node", False, ("no",), ("status",)),
-    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "proxy", "status")),
+    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "portforward", "proxy", "status")),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
     Resource("", "v1", "services", "Service", True, ("svc",), ("proxy", "status")),
@@ -122,6 +122,7 @@ def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, o
             verbs = {
                 "token": ["create"],
                 "exec": ["create", "get"],
+                "portforward": ["create", "get"],
                 "log": ["get"],
                 "proxy": ["create", "delete", "get", "patch", "update"],
                 "status": ["get", "patch", "update"],
@@ -130,6 +131,7 @@ def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, o
             kind = {
                 "token": "TokenRequest",
                 "exec": "PodExecOptions",
+                "portforward": "PodPortForwardOptions",
                 "log": "Pod",
                 "scale": "Scale",
                 "proxy": f"{r.kind}ProxyOptions",

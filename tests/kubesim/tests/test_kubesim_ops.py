@@ -1,14 +1,21 @@
 """Everyday operations against kubesim, judged by the real kubectl: `rollout undo` (the old
-revision's ReplicaSet reused and renumbered), `port-forward`, `attach`, and namespaces as the
-apiserver's strategy creates them."""
+revision's ReplicaSet reused and renumbered) and `port-forward`."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
+import subprocess
 from typing import Any
 
+import pytest
+from kubernetes import client, config
+from kubernetes.stream import portforward
+
 from tests.kubesim import Cluster
-from tests.support.kubectl import Kubectl
+from tests.support.helpers import http_app_container, http_app_deployment
+from tests.support.kubectl import KUBECTL, Kubectl
 
 REV = "deployment.kubernetes.io/revision"
 
@@ -71,3 +78,103 @@ def test_rollout_undo_reuses_the_old_replicaset_and_renumbers_its_revision(
     # kubectl refuses a revision that no longer exists, as on a real cluster
     gone = kubectl.run("rollout", "undo", "deploy/web", "--to-revision=1", check=False)
     assert gone.returncode == 1 and "unable to find specified revision 1 in history" in gone.stderr
+
+
+def _port_forward(kubectl: Kubectl, *args: str) -> tuple[subprocess.Popen[str], int]:
+    """`kubectl port-forward ARGS` running; the local port it announced."""
+    env = {"KUBECONFIG": kubectl.kubeconfig, "HOME": str(kubectl.cache), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [KUBECTL, "--cache-dir", str(kubectl.cache / "cache"), "port-forward", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until kubectl listens (or exits: "")
+    m = re.match(r"Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)$", line.strip())
+    assert m, f"kubectl port-forward said {line!r}"
+    return proc, int(m.group(1))
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+def _app_pod(kubectl: Kubectl, name: str, **env: str) -> None:
+    extra = [{"name": k, "value": v} for k, v in env.items()]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [http_app_container(required_env=list(env), env=extra)]},
+    }
+    kubectl("apply", "-f", "-", input=json.dumps(pod))
+    kubectl("wait", "--for=condition=ready", f"pod/{name}", "--timeout=60s")
+
+
+def test_port_forward_carries_http_requests_to_the_pods_app(kubectl: Kubectl) -> None:
+    _app_pod(kubectl, "app", MARK="from-the-pod")
+    proc, port = _port_forward(kubectl, "pod/app", "0:8080")
+    try:
+        # each request a new forwarded connection; /config answers only if the pod's env is set
+        assert _get(port, "/health") == (200, "ok\n")
+        status, body = _get(port, "/config")
+        assert status == 200, body
+        assert _get(port, "/health") == (200, "ok\n")
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_port_forward_to_a_deployment_picks_one_of_its_pods(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", "-", input=json.dumps(http_app_deployment("web", replicas=1)))
+    kubectl("rollout", "status", "deploy/web", "--timeout=60s")
+    proc, port = _port_forward(kubectl, "deploy/web", "0:8080")
+    try:
+        assert _get(port, "/health") == (200, "ok\n")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_port_forward_to_a_closed_port_reports_the_kubelets_error_and_exits(kubectl: Kubectl) -> None:
+    _app_pod(kubectl, "app")
+    proc, port = _port_forward(kubectl, "pod/app", "0:9999")
+    try:
+        with pytest.raises((ConnectionError, http.client.HTTPException)):
+            _get(port, "/health")
+        # the error stream's text ends kubectl's session, as on a real cluster
+        assert proc.wait(timeout=30) == 1
+    finally:
+        proc.kill()
+    err = proc.stderr.read() if proc.stderr else ""
+    assert "an error occurred forwarding" in err and "-> 9999: error forwarding port 9999 to pod " in err
+    assert "failed to connect to localhost:9999 inside namespace" in err
+    assert "connect: connection refused" in err
+    assert "error: lost connection to pod" in err
+
+
+def test_the_official_client_port_forwards_over_the_websocket_channel_protocol(kubectl: Kubectl) -> None:
+    _app_pod(kubectl, "app")
+    v1 = client.CoreV1Api(config.new_client_from_config(config_file=kubectl.kubeconfig))
+    pf = portforward(v1.connect_get_namespaced_pod_portforward, "app", "default", ports="8080")
+    sock = pf.socket(8080)
+    sock.setblocking(True)
+    try:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(4096):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nok\n")
+        assert pf.error(8080) is None
+    finally:
+        sock.close()
+        pf.close()
