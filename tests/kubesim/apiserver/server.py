@@ -23,6 +23,7 @@ from .discovery import discovery_response
 from .jobs import admit_job
 from .listwatch import ListWatch
 from .patch import apply_patch
+from .pod_attach import handle_attach
 from .pod_exec import handle_exec
 from .pod_log import log_response
 from .portforward import handle_portforward
@@ -36,7 +37,7 @@ from .tokenrequest import token_request
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
-STREAMED = ("exec", "portforward")  # connect subresources: the verb follows the method
+STREAMED = ("exec", "attach", "portforward")  # connect subresources: the verb follows the method
 _CORE = re.compile(
     r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
@@ -264,6 +265,8 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "attach":
+            return await handle_attach(request, self.cluster, ns or "", name or "")
         if sub == "portforward":
             return await handle_portforward(request, self.cluster, ns or "", name or "")
         if sub == "token":

@@ -1,5 +1,5 @@
 """Everyday operations against kubesim, judged by the real kubectl: `rollout undo` (the old
-revision's ReplicaSet reused and renumbered) and `port-forward`."""
+revision's ReplicaSet reused and renumbered), `port-forward` and `attach`."""
 
 from __future__ import annotations
 
@@ -178,3 +178,44 @@ def test_the_official_client_port_forwards_over_the_websocket_channel_protocol(k
     finally:
         sock.close()
         pf.close()
+
+
+def _echo_pod(kubectl: Kubectl, name: str, script: str) -> None:
+    container = {
+        "name": name,
+        "image": "busybox",
+        "stdin": True,
+        "stdinOnce": True,
+        "command": ["sh", "-c", script],
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"restartPolicy": "Never", "containers": [container]},
+    }
+    kubectl("apply", "-f", "-", input=json.dumps(pod))
+    kubectl("wait", "--for=condition=ready", f"pod/{name}", "--timeout=60s")
+
+
+def test_attach_sends_stdin_to_the_container_and_returns_what_it_writes(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    _echo_pod(kubectl, "echo", 'echo started; while read l; do echo "got $l"; done; echo bye')
+    cluster.wait_for(lambda: kubectl("logs", "echo") == "started\n", what="the first line logged")
+    proc = kubectl.run("attach", "-i", "echo", input="hello\nworld\n", timeout=60)
+    # only what the container wrote after the attach (not "started"); stdinOnce: kubectl's EOF
+    # closes the container's stdin, the loop ends, the container exits, and attach returns
+    assert proc.stdout == "got hello\ngot world\nbye\n"
+    assert kubectl("logs", "echo") == "started\ngot hello\ngot world\nbye\n"
+    kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/echo", "--timeout=60s")
+
+
+def test_kubectl_run_interactive_round_trips_a_line_through_attach(kubectl: Kubectl) -> None:
+    out = kubectl(
+        "run", "ask", "-i", "--rm", "--image=busybox", "--restart=Never", "--",
+        "sh", "-c", 'read l; echo "got $l"',
+        input="ping\n",
+    )  # fmt: skip
+    assert out.splitlines()[0] == "got ping"
+    assert 'pod "ask" deleted' in out
