@@ -17,7 +17,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from .admission import prepare, webhook
+from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
 from .jobs import admit_job
@@ -392,6 +392,8 @@ class ApiServer:
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
         if res.kind == "Service":
             admit_service(self.store, body, None)
+        if res.kind == "Namespace":
+            admit_namespace(body)
         if request.query.get("dryRun") == "All":
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)

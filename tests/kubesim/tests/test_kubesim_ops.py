@@ -1,5 +1,6 @@
 """Everyday operations against kubesim, judged by the real kubectl: `rollout undo` (the old
-revision's ReplicaSet reused and renumbered), `port-forward` and `attach`."""
+revision's ReplicaSet reused and renumbered), `port-forward`, `attach`, and namespaces as the
+apiserver's strategy creates them."""
 
 from __future__ import annotations
 
@@ -219,3 +220,23 @@ def test_kubectl_run_interactive_round_trips_a_line_through_attach(kubectl: Kube
     )  # fmt: skip
     assert out.splitlines()[0] == "got ping"
     assert 'pod "ask" deleted' in out
+
+
+def test_created_namespaces_are_active_with_the_kubernetes_finalizer(kubectl: Kubectl) -> None:
+    created = json.loads(kubectl("create", "namespace", "team", "-o", "json"))
+    assert created["spec"] == {"finalizers": ["kubernetes"]}
+    assert created["status"] == {"phase": "Active"}
+    assert created["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team"}
+    # a client's own finalizers and status are not the apiserver's: phase is Active regardless
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "other"},
+        "spec": {"finalizers": ["example.com/keep"]},
+        "status": {"phase": "Terminating"},
+    }
+    kubectl("create", "-f", "-", input=json.dumps(ns))
+    got = json.loads(kubectl("get", "ns", "other", "-o", "json"))
+    assert got["spec"]["finalizers"] == ["example.com/keep", "kubernetes"]
+    assert got["status"]["phase"] == "Active"
+    assert kubectl("get", "ns", "team", "--no-headers").split()[:2] == ["team", "Active"]
