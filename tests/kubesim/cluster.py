@@ -124,7 +124,7 @@ class Cluster:
                 NAMESPACES,
                 "",
                 {
-                    "metadata": {"name": ns},
+                    "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
                     "spec": {"finalizers": ["kubernetes"]},
                     "status": {"phase": "Active"},
                 },

@@ -57,6 +57,11 @@ def prepare(res: Resource, obj: Obj) -> None:
                     f"data[{k}]",
                     "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
                 )
+    if kind == "Namespace" and name:
+        # SetDefaults_Namespace: a label naming it, on every write
+        labels = obj.setdefault("metadata", {}).get("labels") or {}
+        labels["kubernetes.io/metadata.name"] = name
+        obj["metadata"]["labels"] = labels
     if kind == "Deployment":
         spec = obj.setdefault("spec", {})
         spec.setdefault("replicas", 1)
@@ -175,3 +180,15 @@ def _invalid(kind: str, name: str, field: str, reason: str, message: str) -> Api
             "causes": [{"reason": reason, "message": message, "field": field}],
         },
     )
+
+
+def admit_namespace(obj: Obj) -> None:
+    """The namespace strategy's PrepareForCreate: phase Active, whatever the client sent, and the
+    `kubernetes` finalizer (the namespace controller's, removed once the contents are gone)."""
+    obj["status"] = {"phase": "Active"}
+    spec = obj.get("spec") or {}
+    finalizers = list(spec.get("finalizers") or [])
+    if "kubernetes" not in finalizers:
+        finalizers.append("kubernetes")
+    spec["finalizers"] = finalizers
+    obj["spec"] = spec

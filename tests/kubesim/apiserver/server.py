@@ -17,7 +17,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from .admission import prepare, webhook
+from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
 from .fieldvalidation import loads as loads_json
@@ -28,8 +28,10 @@ from .jobs import admit_job
 from .listwatch import ListWatch
 from .managed import manager_name, record_update, server_side_apply
 from .patch import apply_patch
+from .pod_attach import handle_attach
 from .pod_exec import handle_exec
 from .pod_log import log_response
+from .portforward import handle_portforward
 from .protobuf_body import decode as decode_protobuf
 from .proxy import PROXY_PATH, Proxy, proxy_verb
 from .responses import flag, json_response, status_response
@@ -40,6 +42,7 @@ from .tokenrequest import token_request
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
+STREAMED = ("exec", "attach", "portforward")  # connect subresources: the verb follows the method
 _CORE = re.compile(
     r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
@@ -165,13 +168,13 @@ class ApiServer:
         d = m.groupdict()
         res, name, sub = d["res"], d["name"], d["sub"]
         verb = self._verb(request.method, bool(name), flag(request.query.get("watch")), sub)
-        if sub == "exec":
+        if sub in STREAMED:
             verb = "create"  # counted as one exec, whichever verb authorises it
         return (verb, f"{res}/{sub}" if sub else res)
 
     @staticmethod
     def _verb(method: str, named: bool, watch: bool, sub: str | None) -> str:
-        if sub == "exec":
+        if sub in STREAMED:
             # by the HTTP method, as the apiserver's RequestInfo does: a WebSocket exec is a GET
             # (`get pods/exec`), kubectl's SPDY exec a POST (`create pods/exec`)
             return "get" if method == "GET" else "create"
@@ -268,6 +271,10 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "attach":
+            return await handle_attach(request, self.cluster, ns or "", name or "")
+        if sub == "portforward":
+            return await handle_portforward(request, self.cluster, ns or "", name or "")
         if sub == "token":
             if method != "POST":
                 raise ApiError(
@@ -456,6 +463,8 @@ class ApiServer:
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
         if res.kind == "Service":
             admit_service(self.store, body, None)
+        if res.kind == "Namespace":
+            admit_namespace(body)
         record_update(res, None, body, self._manager(request))
         if request.query.get("dryRun") == "All":
             out = copy.deepcopy(body)

@@ -22,11 +22,32 @@ PODS = BY_PATH[("", "pods")]
 RS = BY_PATH[("apps", "replicasets")]
 DEPLOY = BY_PATH[("apps", "deployments")]
 REV = "deployment.kubernetes.io/revision"
+REV_HISTORY = "deployment.kubernetes.io/revision-history"
+MAX_REV_HISTORY_CHARS = 2000  # sync.go maxRevHistoryLengthInChars
+# annotations a Deployment does not pass on to its ReplicaSets (`skipCopyAnnotation`)
+NOT_COPIED = {
+    "kubectl.kubernetes.io/last-applied-configuration",
+    REV,
+    REV_HISTORY,
+    "deployment.kubernetes.io/desired-replicas",
+    "deployment.kubernetes.io/max-replicas",
+    "deprecated.deployment.rollback.to",
+}
+
+
+def _semantic(v: Any) -> Any:
+    """The value as a typed Go struct holds it: a null field is an absent one (kubectl's
+    `rollout undo` sends the template back with `creationTimestamp: null`)."""
+    if isinstance(v, dict):
+        return {k: _semantic(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_semantic(x) for x in v]
+    return v
 
 
 def template_hash(template: Obj) -> str:
     """A stable short hash of the pod template, in the alphabet Kubernetes uses (`SafeEncodeString`)."""
-    raw = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
+    raw = hashlib.sha256(json.dumps(_semantic(template), sort_keys=True).encode()).digest()
     n = int.from_bytes(raw[:8], "big")
     out = ""
     for _ in range(10):
@@ -40,6 +61,36 @@ def int_or_percent(v: Any, total: int, *, round_up: bool) -> int:
         x = int(v[:-1]) * total / 100
         return math.ceil(x) if round_up else math.floor(x)
     return int(v)
+
+
+def new_rs_annotations(d: Obj, rs_annotations: dict[str, str], new_revision: int) -> dict[str, str]:
+    """`SetNewReplicaSetAnnotations` for an existing ReplicaSet: the Deployment's annotations
+    copied over, and a revision lower than `new_revision` raised to it, the old number appended
+    to `revision-history` (a rollback to this ReplicaSet), oldest dropped past 2,000 characters."""
+    out = dict(rs_annotations)
+    for k, v in (d["metadata"].get("annotations") or {}).items():
+        if k not in NOT_COPIED:
+            out[k] = v
+    old = out.get(REV)
+    try:
+        old_n = int(old or "0")
+    except ValueError:
+        return out
+    if old_n < new_revision:
+        out[REV] = str(new_revision)
+        if old is not None:
+            history = out.get(REV_HISTORY, "")
+            if not history:
+                out[REV_HISTORY] = old
+            else:
+                parts = history.split(",")
+                total, start = len(history) + len(old) + 1, 0
+                while total > MAX_REV_HISTORY_CHARS and start < len(parts):
+                    total -= len(parts[start]) + 1
+                    start += 1
+                if total <= MAX_REV_HISTORY_CHARS:
+                    out[REV_HISTORY] = ",".join([*parts[start:], old])
+    return out
 
 
 def _rev(rs: Obj) -> int:
@@ -79,17 +130,21 @@ class DeploymentController:
         if new is None and not paused:
             new = self._create_rs(d, tpl, h, max_old + 1)
             created = True
-        elif new is not None and _rev(new) <= max_old and not paused:
-            rev = str(max_old + 1)
-            new = (
-                self.store.mutate(
-                    RS,
-                    ns,
-                    new["metadata"]["name"],
-                    lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(REV, rev),
+        elif new is not None and not paused:
+            # getNewReplicaSet: the existing ReplicaSet of this template (after `rollout undo`, an
+            # old revision's) takes the next revision number and the Deployment's annotations
+            current = new["metadata"].get("annotations") or {}
+            wanted = new_rs_annotations(d, current, max_old + 1)
+            if wanted != current:
+                new = (
+                    self.store.mutate(
+                        RS,
+                        ns,
+                        new["metadata"]["name"],
+                        lambda o: o["metadata"].__setitem__("annotations", wanted),
+                    )
+                    or new
                 )
-                or new
-            )
         if new is not None and d["metadata"].get("annotations", {}).get(REV) != str(_rev(new)):
             rev = str(_rev(new))
             d = (
@@ -116,15 +171,21 @@ class DeploymentController:
         tpl.setdefault("metadata", {})["labels"] = labels
         sel = copy.deepcopy(d["spec"]["selector"])
         sel.setdefault("matchLabels", {})["pod-template-hash"] = h
+        replicas = int(d["spec"].get("replicas", 1))
+        ru = (d["spec"].get("strategy") or {}).get("rollingUpdate") or {}
+        surge = (
+            int_or_percent(ru.get("maxSurge", "25%"), replicas, round_up=True)
+            if (d["spec"].get("strategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
+            else 0
+        )
+        annotations = new_rs_annotations(d, {}, rev)
+        annotations["deployment.kubernetes.io/desired-replicas"] = str(replicas)
+        annotations["deployment.kubernetes.io/max-replicas"] = str(replicas + surge)
         rs = {
             "metadata": {
                 "name": f"{d['metadata']['name']}-{h}",
                 "labels": labels,
-                "annotations": {
-                    REV: str(rev),
-                    "deployment.kubernetes.io/desired-replicas": str(d["spec"].get("replicas", 1)),
-                    "deployment.kubernetes.io/max-replicas": str(d["spec"].get("replicas", 1)),
-                },
+                "annotations": annotations,
                 "ownerReferences": [controller_ref(d)],
             },
             "spec": {

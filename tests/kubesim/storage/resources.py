@@ -32,7 +32,9 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
     Resource("", "v1", "nodes", "Node", False, ("no",), ("status",)),
-    Resource("", "v1", "pods", "Pod", True, ("po",), ("exec", "log", "proxy", "status")),
+    Resource(
+        "", "v1", "pods", "Pod", True, ("po",), ("attach", "exec", "log", "portforward", "proxy", "status")
+    ),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
     Resource("", "v1", "services", "Service", True, ("svc",), ("proxy", "status")),
@@ -121,7 +123,9 @@ def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, o
         for sub in r.subresources:
             verbs = {
                 "token": ["create"],
+                "attach": ["create", "get"],
                 "exec": ["create", "get"],
+                "portforward": ["create", "get"],
                 "log": ["get"],
                 "proxy": ["create", "delete", "get", "patch", "update"],
                 "status": ["get", "patch", "update"],
@@ -129,7 +133,9 @@ def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, o
             }[sub]
             kind = {
                 "token": "TokenRequest",
+                "attach": "PodAttachOptions",
                 "exec": "PodExecOptions",
+                "portforward": "PodPortForwardOptions",
                 "log": "Pod",
                 "scale": "Scale",
                 "proxy": f"{r.kind}ProxyOptions",
