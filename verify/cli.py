@@ -14,8 +14,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from typing import Any
 
+from verify import __version__
+from verify.config.flags import info_request
 from verify.config.job import Job, load_job
 from verify.config.naming import env_var
 from verify.config.settings import Settings
@@ -29,7 +32,7 @@ from verify.platforms import container, github
 from verify.platforms.delivery import deliver
 from verify.platforms.logs import Logs, Platform, stderr, stdout
 from verify.redact import one_line
-from verify.report.result import RunResult
+from verify.report.result import RunInfo, RunResult
 from verify.report.text import problem_lines, verdict_line
 
 
@@ -72,6 +75,17 @@ def _config_failure(message: str) -> RunResult:
     )
 
 
+def _server_version(connection: Any) -> str | None:
+    """The API server's gitVersion (GET /version, public on every cluster), or None: it is for
+    the report only, so one short try and no retries."""
+    try:
+        answer = connection.http.get("/version", timeout=2.0)
+        version = answer.json().get("gitVersion") if answer.status_code == 200 else None
+    except Exception:
+        return None
+    return one_line(version)[:64] if isinstance(version, str) else None
+
+
 def _verify(
     *,
     job: Job,
@@ -80,6 +94,7 @@ def _verify(
     cancel: Cancel,
     progress: Progress,
     environ: Mapping[str, str],
+    about: dict[str, str | None],
 ) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify.flow.run import execute
@@ -95,6 +110,7 @@ def _verify(
             concurrency=settings.concurrency,
         )
         _started()
+        about["context"] = connection.context or None
     except KubeConfigError as e:
         message = one_line(str(e))
         if settings.kubeconfig_data is not None:
@@ -104,7 +120,10 @@ def _verify(
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        return execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
+        result = execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
+        if (settings.report_json or settings.output_dir) and not cancel.cancelled:
+            about["server_version"] = _server_version(connection)
+        return result
     finally:
         connection.close()
 
@@ -155,22 +174,46 @@ def _cancelled(*, cancel: Cancel, partial: RunResult | None, progress: Progress)
     )
 
 
+def _info(*, started: float, wall: float, about: Mapping[str, str | None]) -> RunInfo:
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    seconds = time.monotonic() - started
+    return RunInfo(
+        version=__version__,
+        started=iso(wall),
+        ended=iso(wall + seconds),
+        duration=seconds,
+        context=about.get("context"),
+        server_version=about.get("server_version"),
+    )
+
+
 def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
+    about: dict[str, str | None] = {}
     cancel = cancel or Cancel()
     platform = Platform.of(environ)
     if platform.github:
         _mask_early(environ=environ)
     try:
+        asked = info_request(list(argv))
+        if asked is not None:  # --help, --version
+            sys.stdout.write(asked if asked.endswith("\n") else asked + "\n")
+            return int(ExitCode.OK)
         if container.active(environ):  # a GitHub container action: runner paths as mounted here
             environ = container.translated_environ(environ)
         job = load_job(argv=argv, environ=environ)
     except ConfigError as e:
-        stderr(f"rollout-verify: error: {e}")
+        for line in e.lines:
+            stderr(f"rollout-verify: error: {line}")
         result = _config_failure(str(e))
         if platform.github:
-            stdout(github.command("error", str(e), title="rollout-verify"))
-        deliver(result=result, settings=None, environ=environ, seconds=time.monotonic() - started)
+            for line in e.lines:
+                stdout(github.command("error", line, title="rollout-verify"))
+        deliver(
+            result=result, settings=None, environ=environ, info=_info(started=started, wall=wall, about=about)
+        )
         return result.exit_code
     settings = job.settings
     if platform.github and settings.kubeconfig_data is None:
@@ -198,6 +241,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
                     cancel=cancel,
                     progress=progress,
                     environ=environ,
+                    about=about,
                 ),
                 cancel=cancel,
             )
@@ -212,7 +256,9 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
             stdout(line)
     if result.workloads:
         stdout(verdict_line(run=result))
-    deliver(result=result, settings=settings, environ=environ, seconds=time.monotonic() - started)
+    deliver(
+        result=result, settings=settings, environ=environ, info=_info(started=started, wall=wall, about=about)
+    )
     return result.exit_code
 
 

@@ -25,21 +25,24 @@ class VerifyError(Exception):
 
 
 class ConfigError(VerifyError):
-    """Invalid input: ONE line naming the setting (flag and env var) and the fix; exit 2 before any
-    request. `field` is the setting's name, empty for input that is no single setting."""
+    """Invalid input: ONE line per problem naming the setting (flag and env var) and the fix; exit
+    2 before any request. `field` is the setting's name, empty for input that is no single setting.
+    `lines` are the problems (the message alone, unless several were found at once); the message
+    joins them with "; "."""
 
     exit_code = ExitCode.CONFIG
 
-    def __init__(self, message: str, *, field: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, field: str = "", lines: tuple[str, ...] = ()) -> None:
+        super().__init__("; ".join(lines) if lines else message)
         self.field = field
+        self.lines: tuple[str, ...] = lines or (message,)
 
 
 class ConfigFileError(ConfigError):
-    """A --config file's problem as `FILE:LINE: where: what is wrong; the fix`."""
+    """A --config file's problems, one `FILE:LINE: where: what is wrong; the fix` each."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, field="config")
+    def __init__(self, message: str, *, lines: tuple[str, ...] = ()) -> None:
+        super().__init__(message, field="config", lines=lines)
 
 
 class KubeConfigError(ConfigError):

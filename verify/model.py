@@ -95,6 +95,9 @@ class Expectations:
     env_values: tuple[ExpectedEnv, ...] = ()
     # where each expected env key comes from (for diagnosis), e.g. {"FEATURE_CREDENTIAL": Source(...)}
     env_sources: tuple[tuple[str, Source], ...] = ()
+    # the container's volume mounts as (normalized mountPath, "configmap" | "secret" | "other"):
+    # a file's digest is shown only when its resolved path provably lies in a ConfigMap volume
+    mounts: tuple[tuple[str, str], ...] = ()
 
     def merged(self, other: Expectations) -> Expectations:
         """Union, `other` winning on the same key/path."""
@@ -106,7 +109,9 @@ class Expectations:
             files[f.path] = replace(f, secret=True) if prev is not None and prev.secret else f
         values = {v.key: v for v in (*self.env_values, *other.env_values)}
         sources = dict((*self.env_sources, *other.env_sources))
-        return Expectations(env, tuple(files.values()), tuple(values.values()), tuple(sources.items()))
+        mounts = other.mounts or self.mounts
+        files_, values_ = tuple(files.values()), tuple(values.values())
+        return Expectations(env, files_, values_, tuple(sources.items()), mounts)
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,8 @@ class ContainerObservation:
     env_present: frozenset[str] = frozenset()
     # path -> sha256 hex, or None when the file is absent or unreadable
     file_hashes: dict[str, str | None] = field(default_factory=dict)
+    # path -> where it leads in the pod once every link is followed (absent: not known)
+    resolved_files: dict[str, str] = field(default_factory=dict)
     # files that exist but the exec's user cannot read: not "missing", and no restart fixes them
     unreadable_files: frozenset[str] = frozenset()
     # key -> HMAC of the value under the run key (only for keys with an ExpectedEnv)

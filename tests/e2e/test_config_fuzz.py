@@ -136,7 +136,8 @@ BAD_CONFIGS = {
 UNKNOWN = st.one_of(
     st.sampled_from(["--bogus", "--expect", "--deployments", "--restart-never", "-x", "--timeout-s"]),
     st.text(string.ascii_lowercase, min_size=1, max_size=8).map(lambda w: f"--zz{w}"),
-    st.text(string.ascii_lowercase, min_size=1, max_size=8),  # a stray positional argument
+    # a stray positional that is no workload name (a lowercase word is a Deployment's name)
+    st.text(string.ascii_uppercase, min_size=1, max_size=8),
 )
 
 
@@ -243,7 +244,7 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
     if kind == "unknown_flag":
         word = draw(UNKNOWN)
         # a stray positional may be a value (a token after an unknown flag): it is never echoed
-        named = word if word.startswith("-") else "unrecognized arguments: values (1 value not shown)"
+        named = word if word.startswith("-") else "is not KIND/NAME or a Deployment name (not shown)"
         return with_base(Case(kind, (word,), (), (named,)))
     if kind == "both_kubeconfigs":
         return with_base(

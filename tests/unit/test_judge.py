@@ -21,7 +21,15 @@ BAD = "9f8e7d6c5b4a" + "1" * 52
 TARGET = PodTarget(name="web-1", node="node-1", containers=("app",))
 CM = ExpectedFile(path="/cm/script.py", sha256=GOOD, origin="configmap testcm/script.py")
 SECRET = ExpectedFile(path="/run/token", sha256=GOOD, origin="secret app/token", secret=True)
-RAW = ExpectedFile(path="/etc/raw", sha256=GOOD, origin="sha256")
+RAW = ExpectedFile(path="/etc/raw/raw", sha256=GOOD, origin="sha256")
+# the container's mounts: ConfigMap volumes at /cm and /etc/raw, a Secret one at /run
+MOUNTS = (("/cm", "configmap"), ("/etc/raw", "configmap"), ("/run", "secret"))
+# where the probe found each path leads (a kubelet-projected key is a link into ..data)
+RESOLVED = {
+    "/cm/script.py": "/cm/..2025_01_01/script.py",
+    "/etc/raw/raw": "/etc/raw/..2025_01_01/raw",
+    "/run/token": "/run/..2025_01_01/token",
+}
 
 
 def observe(**kwargs: object) -> PodObservation:
@@ -67,10 +75,32 @@ def test_env_key_is_ok_when_present_else_missing(
 def test_file_check_compares_digests(
     expected: ExpectedFile, actual: str | None, status: CheckStatus, detail: str
 ) -> None:
-    obs = observe(file_hashes={expected.path: actual})
-    verdict = judge_pod(observation=obs, expectations=Expectations(files=(expected,)))
+    obs = observe(file_hashes={expected.path: actual}, resolved_files=RESOLVED)
+    verdict = judge_pod(observation=obs, expectations=Expectations(files=(expected,), mounts=MOUNTS))
     assert verdict.containers[0].checks == (CheckResult("file", expected.path, status, detail),)
     assert verdict.status is status
+
+
+@pytest.mark.parametrize(
+    ("resolved", "mounts"),
+    [
+        (None, MOUNTS),  # the probe could not resolve it (no readlink): no proof
+        ("/var/run/pin/..2025/pin", (*MOUNTS, ("/var/run/pin", "secret"))),  # /cm/script.py links there
+        ("/data/pin", (*MOUNTS, ("/data", "other"))),  # an emptyDir the app copied a secret into
+        ("/cm/tmp/pin", (*MOUNTS, ("/cm/tmp", "other"))),  # a deeper emptyDir inside the ConfigMap's
+        ("/cm/sec/pin", (*MOUNTS, ("/cm/sec", "secret"))),  # a Secret mounted inside the ConfigMap's
+        ("/srv/app/pin", MOUNTS),  # the image's own file
+    ],
+    ids=["unresolved", "link-into-secret", "emptydir", "deeper-emptydir", "nested-secret", "image"],
+)
+def test_a_mismatched_file_shows_no_digest_unless_it_resolves_into_a_configmap_volume(
+    resolved: str | None, mounts: tuple[tuple[str, str], ...]
+) -> None:
+    obs = observe(file_hashes={CM.path: BAD}, resolved_files={CM.path: resolved} if resolved else {})
+    verdict = judge_pod(observation=obs, expectations=Expectations(files=(CM,), mounts=mounts))
+    check = verdict.containers[0].checks[0]
+    assert check.status is CheckStatus.MISMATCH
+    assert check.detail == "content differs from configmap testcm/script.py"
 
 
 def test_file_absent_from_observation_counts_as_missing() -> None:
@@ -116,7 +146,7 @@ def test_checks_follow_expectation_order_env_then_files() -> None:
         ("env", "B"),
         ("env", "A"),
         ("file", "/cm/script.py"),
-        ("file", "/etc/raw"),
+        ("file", "/etc/raw/raw"),
     ]
 
 

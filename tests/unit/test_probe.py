@@ -345,3 +345,32 @@ def test_input_cut_short_before_its_end_line_checks_nothing() -> None:
     assert out == ""
     obs = parse_probe(container="app", stdout=out, expectations=exp)
     assert obs.error is not None and obs.error.code == "exec_failed"
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_the_probe_reports_where_each_file_leads_once_every_link_is_followed(
+    prefix: tuple[str, ...], tmp_path: Path
+) -> None:
+    # /var/run/pin/pin as the kubelet lays a Secret out (pin -> ..data/pin, ..data -> ..2025),
+    # reached through `run` -> `var/run` and through an app's own link `app/pin` -> it
+    secret_dir = tmp_path / "var" / "run" / "pin"
+    (secret_dir / "..2025").mkdir(parents=True)
+    (secret_dir / "..2025" / "pin").write_bytes(b"123456")
+    (secret_dir / "..data").symlink_to("..2025")
+    (secret_dir / "pin").symlink_to("..data/pin")
+    (tmp_path / "run").symlink_to("var/run")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "pin").symlink_to(tmp_path / "run" / "pin" / "pin")
+    odd = tmp_path / "odd\ndir"
+    odd.mkdir()
+    (odd / "f").write_bytes(b"x")
+    (tmp_path / "via-odd").symlink_to(odd / "f")
+    paths = [str(tmp_path / "run/pin/pin"), str(tmp_path / "app/pin"), str(tmp_path / "via-odd")]
+    exp = Expectations(files=tuple(ExpectedFile(p, "0" * 64, "sha256") for p in paths))
+    out = _probe_under(prefix, exp, RunKey(), {"PATH": "/usr/bin:/bin"}, tmp_path)
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    real = str(secret_dir / "..2025" / "pin")
+    # a resolved path holding a line break is not reported: no proof, so no digest will be shown
+    assert obs.resolved_files == {paths[0]: real, paths[1]: real}
+    assert obs.file_hashes[paths[0]] == obs.file_hashes[paths[1]] == hashlib.sha256(b"123456").hexdigest()
+    assert obs.file_hashes[paths[2]] == hashlib.sha256(b"x").hexdigest()

@@ -42,7 +42,7 @@ def run(result: str, *workloads: WorkloadResult, message: str = "") -> RunResult
 
 def test_problem_lines_name_workload_pod_node_container_and_check() -> None:
     cm = ExpectedFile("/cm/script.py", GOOD, "configmap testcm/script.py")
-    exp = Expectations(env=("FEATURE_CREDENTIAL",), files=(cm,))
+    exp = Expectations(env=("FEATURE_CREDENTIAL",), files=(cm,), mounts=(("/cm", "configmap"),))
     observations = [
         PodObservation(
             PodTarget("web-7c9", "node-2", ("app",)),
@@ -50,7 +50,11 @@ def test_problem_lines_name_workload_pod_node_container_and_check() -> None:
         ),
         PodObservation(
             PodTarget("web-abc", "node-1", ("app",)),
-            (ContainerObservation("app", frozenset({"FEATURE_CREDENTIAL"}), {cm.path: BAD}),),
+            (
+                ContainerObservation(
+                    "app", frozenset({"FEATURE_CREDENTIAL"}), {cm.path: BAD}, {cm.path: "/cm/..data/script.py"}
+                ),
+            ),
         ),
         PodObservation(
             PodTarget("web-def", "node-3", ("app",)),

@@ -13,13 +13,14 @@ own validators, with errors that name the file, the line and the field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from verify.config import values
-from verify.config.messages import error_message
+from verify.config.messages import error_messages
 from verify.config.yamlsafe import YamlRefused, compose_and_load
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
@@ -37,6 +38,7 @@ _KEYS = {
     "restart": "restart",
 }
 _MAX_BYTES = 1024 * 1024
+MAX_PROBLEMS = 20  # a file's mistakes reported at once, one line each
 
 
 class TargetSpec(BaseModel):
@@ -137,40 +139,69 @@ def load_targets(*, path: str) -> list[TargetSpec]:
     if not isinstance(targets, list) or not targets:
         raise fail(("targets",), '"targets" must be a non-empty list of {target: KIND/NAME, ...}')
     specs: list[TargetSpec] = []
+    problems: list[ConfigFileError] = []
     first: dict[tuple[str, str, str | None], int] = {}
+    stopped = False
     for i, item in enumerate(targets):
-        at: Path = ("targets", i)
-        label = f"targets[{i}]"
-        if not isinstance(item, dict):
-            raise fail(at, f"{label}: must be a mapping such as {{target: deployment/web}}")
-        if isinstance(item.get("target"), str):
-            label += f" ({short(item['target'])})"
-        fields: dict[str, Any] = {}
-        for key, value in item.items():
-            name = _KEYS.get(str(key))
-            if name is None:
-                known = ", ".join(sorted(_KEYS))
-                raise fail((*at, str(key)), f'{label}: unknown key "{short(str(key))}"; use {known}')
-            fields[name] = value
-        if "target" not in fields:
-            raise fail(at, f"{label}: has no target; add target: KIND/NAME, e.g. deployment/web")
-        try:
-            specs.append(TargetSpec(**fields))
-        except RecursionError:
-            raise fail(at, f"{label}: is nested too deeply") from None
-        except ValidationError as exc:
-            loc, message = error_message(exc)
-            field = str(loc[0]) if loc else ""
-            key = next((k for k, v in _KEYS.items() if v == field), field)
-            raise fail((*at, key, *loc[1:]), f"{label}: {key}: {message}") from None
-        spec = specs[-1]
+        if len(problems) >= MAX_PROBLEMS:
+            stopped = True
+            break
+        spec = _target(i, item, fail=fail, problems=problems)
+        if spec is None:
+            continue
         same = (spec.target.kind, spec.target.name, spec.namespace)
         if same in first:
             j = first[same]
-            raise fail(
-                at,
-                f"{label}: names the same workload as targets[{j}] (line "
-                f"{_line_of(lines, ('targets', j))}); name it once",
+            problems.append(
+                fail(
+                    ("targets", i),
+                    f"targets[{i}] ({short(str(item.get('target')))}): names the same workload as "
+                    f"targets[{j}] (line {_line_of(lines, ('targets', j))}); name it once",
+                )
             )
+            continue
         first[same] = i
+        specs.append(spec)
+    if problems:
+        shown = [str(p) for p in problems[:MAX_PROBLEMS]]
+        if stopped or len(problems) > MAX_PROBLEMS:
+            shown[-1] += f" (the first {len(shown)} problems; fix them and run again)"
+        raise ConfigFileError(shown[0], lines=tuple(shown) if len(shown) > 1 else ())
     return specs
+
+
+def _target(
+    i: int, item: Any, *, fail: Callable[[Path, str], ConfigFileError], problems: list[ConfigFileError]
+) -> TargetSpec | None:
+    """targets[i] validated, or None with every problem it has appended to `problems`."""
+    at: Path = ("targets", i)
+    label = f"targets[{i}]"
+    if not isinstance(item, dict):
+        problems.append(fail(at, f"{label}: must be a mapping such as {{target: deployment/web}}"))
+        return None
+    if isinstance(item.get("target"), str):
+        label += f" ({short(item['target'])})"
+    fields: dict[str, Any] = {}
+    found = len(problems)
+    for key, value in item.items():
+        name = _KEYS.get(str(key))
+        if name is None:
+            known = ", ".join(sorted(_KEYS))
+            problems.append(fail((*at, str(key)), f'{label}: unknown key "{short(str(key))}"; use {known}'))
+            continue
+        fields[name] = value
+    if "target" not in fields:
+        problems.append(fail(at, f"{label}: has no target; add target: KIND/NAME, e.g. deployment/web"))
+        return None
+    try:
+        spec = TargetSpec(**fields)
+    except RecursionError:
+        problems.append(fail(at, f"{label}: is nested too deeply"))
+        return None
+    except ValidationError as exc:
+        for loc, message in error_messages(exc):
+            field = str(loc[0]) if loc else ""
+            key = next((k for k, v in _KEYS.items() if v == field), field)
+            problems.append(fail((*at, key, *loc[1:]), f"{label}: {key}: {message}"))
+        return None
+    return None if len(problems) > found else spec

@@ -7,9 +7,12 @@ import argparse
 import re
 from typing import NoReturn
 
-from verify.config.naming import PROG, config_error, env_var
+from verify import __version__
+from verify.config.naming import FLAG_CUTOFF, PROG, config_error, did_you_mean, env_var
 from verify.config.settings import Settings
+from verify.errors import ConfigError
 from verify.exitcodes import help_text
+from verify.redact import short
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,30 +21,53 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         head = "unrecognized arguments: "
         if message.startswith(head):
-            # stray arguments may be values (a token, `--kubeconfig-data <base64>`): name only
-            # the options, never what follows them
-            words = message[len(head) :].split()
-            flags = [w.partition("=")[0] for w in words if w.startswith("-")]
-            hidden = len(words) - len(flags) + sum("=" in w for w in words if w.startswith("-"))
-            message = head + (" ".join(flags) or "values")
-            if hidden:
-                message += f" ({hidden} value{'s' if hidden != 1 else ''} not shown)"
+            raise _unknown(message[len(head) :].split(), known=sorted(self._option_string_actions))
+        # `ignored explicit argument 'VALUE'`, `expected one argument`: argparse repeats what was
+        # typed, which may be a value; keep the options
+        message = re.sub(r"explicit argument .*$", "explicit argument '…'", message, flags=re.S)
+        message = re.sub(r"(--?[A-Za-z0-9][-\w]*)=\S*", r"\1=…", message)
+        message = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)
+        raise config_error("argv", f"{message}; see --help")
+
+
+def _unknown(words: list[str], *, known: list[str]) -> ConfigError:
+    """One line per unknown flag, with the flag it was most likely meant to be. Words after an
+    unknown flag may be its values (a token after `--kubeconfig-data`): they are counted, never
+    shown, and neither is anything after a flag's `=`."""
+    flags = [w.partition("=")[0] for w in words if w.startswith("-")]
+    hidden = len(words) - len(flags) + sum("=" in w for w in words if w.startswith("-"))
+    lines: list[str] = []
+    for flag in dict.fromkeys(flags):
+        meant = did_you_mean(flag, known, cutoff=FLAG_CUTOFF, prefix=True)
+        hint = f"did you mean {meant}?" if meant else "see --help"
+        lines.append(f"{short(flag, limit=40)} is not a flag; {hint}")
+    if hidden:
+        what = f"{hidden} value{'s' if hidden != 1 else ''} after {'it' if len(lines) == 1 else 'them'}"
+        if not lines:
+            lines.append(f"unrecognized arguments: {what.split(' after')[0]} (not shown); see --help")
         else:
-            # `ambiguous option: --expect=KEY=VALUE could match ...`, `ignored explicit argument
-            # 'VALUE'`: argparse repeats what was typed, which may be a value; keep the options
-            ambiguous = re.match(r"ambiguous option: (.*) could match (.*)$", message, re.S)
-            if ambiguous:
-                typed, eq, _ = ambiguous.group(1).partition("=")
-                message = f"ambiguous option: {typed}{'=…' if eq else ''} could match {ambiguous.group(2)}"
-            message = re.sub(r"explicit argument .*$", "explicit argument '…'", message, flags=re.S)
-            message = re.sub(r"(--?[A-Za-z0-9][-\w]*)=\S*", r"\1=…", message)
-            message = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)
-        raise config_error("argv", f"{self.prog}: {message}; see --help")
+            lines[-1] += f" ({what} not shown)"
+    return config_error("argv", *lines)
+
+
+def _shown_default(field: str) -> str:
+    default = Settings.model_fields[field].default
+    if default is None or default is False or default == []:
+        return ""
+    if field in _DURATIONS and isinstance(default, float):
+        seconds = int(default)
+        return f"{seconds // 60}m" if seconds >= 60 and seconds % 60 == 0 else f"{seconds}s"
+    return str(default)
+
+
+_DURATIONS = ("timeout", "exec_timeout", "volume_grace")
 
 
 def _help(field: str) -> str:
     desc = Settings.model_fields[field].description or ""
-    return f"{desc} (env {env_var(field)})".replace("%", "%%")
+    default = _shown_default(field)
+    shown = f"; default {default}" if default else ""
+    return f"{desc} (env {env_var(field)}{shown})".replace("%", "%%")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
         + " "
         + help_text(),
         argument_default=None,
+        allow_abbrev=False,  # `--dep` is a typo to name, never silently `--deployment`
+        add_help=False,  # --help and --version are answered by the cli, the one place that exits
     )
+    p.add_argument(
+        "targets_given",
+        nargs="*",
+        metavar="KIND/NAME|NAME",
+        help="Workloads to verify, as `kubectl rollout status` takes them: deploy/web, "
+        "statefulset/db, ds/agent, or a bare NAME for a Deployment (same as --target).",
+    )
+    p.add_argument("-h", "--help", action="store_true", help="Show this help and exit.")
+    p.add_argument("--version", action="store_true", help="Show the version and exit.")
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))
     # appended only to tell a repeat (which would silently drop the first name) from one use
     p.add_argument("--deployment", action="append", metavar="NAME", help=_help("deployment"))
@@ -83,3 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--volume-grace", metavar="DURATION", help=_help("volume_grace"))
     p.add_argument("--dry-run", action=argparse.BooleanOptionalAction, help=_help("dry_run"))
     return p
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The flags and positional targets, in any order (`web --timeout 5m db`)."""
+    return build_parser().parse_intermixed_args(argv)
+
+
+def info_request(argv: list[str]) -> str | None:
+    """The text --help or --version asks for (None when neither is given); bad flags raise first."""
+    namespace = parse(argv)
+    if namespace.help:
+        return build_parser().format_help()
+    if namespace.version:
+        return f"{PROG} {__version__}"
+    return None

@@ -4,7 +4,7 @@ cluster."""
 
 from __future__ import annotations
 
-import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from verify.config.file import TargetSpec, load_targets
-from verify.config.flags import build_parser
+from verify.config.flags import parse
 from verify.config.messages import error_message
-from verify.config.naming import ENV_PREFIX, FLAGS, config_error, env_var
+from verify.config.naming import ENV_CUTOFF, ENV_PREFIX, FLAGS, config_error, did_you_mean, env_var
 from verify.config.settings import Settings, using_environ
+from verify.config.values import parse_target
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
 
@@ -77,7 +78,7 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
         try:
             specs = load_targets(path=settings.config)
         except ConfigFileError as e:
-            raise config_error("config", str(e)) from None
+            raise config_error("config", *e.lines) from None
 
         def key(p: TargetPlan) -> tuple[str, str, str | None]:
             return (p.ref.kind, p.ref.name, p.namespace or settings.namespace)
@@ -125,15 +126,49 @@ def _check_misspelled(environ: Mapping[str, str]) -> None:
     for var in sorted(environ):
         if not var.startswith(ENV_PREFIX) or var in known or not environ[var].strip():
             continue
-        close = difflib.get_close_matches(var, known, n=1, cutoff=0.85)
+        close = did_you_mean(var, known, cutoff=ENV_CUTOFF)
         if close:
-            raise config_error("", f"{var} is not a setting; did you mean {close[0]}?")
+            raise config_error("", f"{var} is not a setting; did you mean {close}?")
+
+
+_NAME_LIKE = re.compile(r"[a-z0-9]([-a-z0-9./]{0,300})")
+
+
+def _positional_targets(words: Sequence[str]) -> list[str]:
+    """`deploy/web`, `statefulset/db` or a bare `web` (a Deployment), as kubectl rollout status
+    takes them, as --target values. A word that is no name at all may be a value that lost its
+    flag (a token): it is counted, never shown."""
+    out: list[str] = []
+    problems: list[str] = []
+    for i, word in enumerate(words, 1):
+        text = word if "/" in word else f"deployment/{word}"
+        if not _NAME_LIKE.fullmatch(word):
+            problems.append(
+                f"argument {i} is not KIND/NAME or a Deployment name (not shown); give e.g. "
+                "deploy/web, statefulset/db or web"
+            )
+            continue
+        try:
+            parse_target(text)
+        except ValueError as e:
+            problems.append(f"argument {i}: {e}")
+            continue
+        out.append(text)
+    if problems:
+        raise config_error("", *problems)
+    return out
 
 
 def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     """Parse `argv` over the VERIFY_* values in `environ`; flags (even repeatable) replace env."""
-    namespace = build_parser().parse_args(list(argv))
+    namespace = parse(list(argv))
     _check_misspelled(environ)
+    for name in ("help", "version"):
+        delattr(namespace, name)
+    given = _positional_targets(namespace.targets_given)
+    del namespace.targets_given
+    if given:
+        namespace.targets = [*given, *(namespace.targets or [])]
     deployments = list(dict.fromkeys(namespace.deployment or []))
     if len(deployments) > 1:
         raise config_error(

@@ -14,7 +14,19 @@ from verify.redact import short
 
 def error_message(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     """(location, one-line message) of the first pydantic error, for any model here."""
-    err = exc.errors()[0]
+    return _message(exc.errors()[0])
+
+
+def error_messages(exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
+    """(location, one-line message) of every pydantic error, one per field and position."""
+    out: dict[tuple[Any, ...], str] = {}
+    for err in exc.errors():
+        loc, message = _message(err)
+        out.setdefault(loc, message)
+    return list(out.items())
+
+
+def _message(err: Any) -> tuple[tuple[Any, ...], str]:
     loc = tuple(err.get("loc", ()))
     field = str(loc[0]) if loc else ""
     ctx = err.get("ctx") or {}

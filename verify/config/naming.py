@@ -5,6 +5,9 @@ which knob to turn."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 from verify.errors import ConfigError
 from verify.redact import one_line
 
@@ -62,14 +65,35 @@ def pipeline_input(field: str) -> str:
     return _INPUTS.get(field, field.replace("_", "-"))
 
 
-def config_error(field: str, message: str) -> ConfigError:
-    """A ConfigError as ONE line naming the flag and the env var of `field`:
-    `--namespace: "Prod" is not a valid namespace name ... (VERIFY_NAMESPACE)`."""
+def _named(field: str, message: str) -> str:
     flag = FLAGS.get(field)
     if flag is not None:
-        text = f"{flag}: {one_line(message)} ({env_var(field)})"
-    elif field in ENV_ONLY:
-        text = f"{env_var(field)}: {one_line(message)}"
-    else:
-        text = one_line(message)
-    return ConfigError(text, field=field)
+        return f"{flag}: {one_line(message)} ({env_var(field)})"
+    if field in ENV_ONLY:
+        return f"{env_var(field)}: {one_line(message)}"
+    return one_line(message)
+
+
+def config_error(field: str, message: str, *more: str) -> ConfigError:
+    """A ConfigError as ONE line per problem, each naming the flag and the env var of `field`:
+    `--namespace: "Prod" is not a valid namespace name ... (VERIFY_NAMESPACE)`."""
+    lines = tuple(_named(field, m) for m in (message, *more))
+    return ConfigError(lines[0], field=field, lines=lines if more else ())
+
+
+# how close a typo must be: VERIFY_* names share their prefix, and one far from every setting may
+# belong to another tool (VERIFY_SSL); a flag typo is said however it is spelled
+ENV_CUTOFF = 0.85
+FLAG_CUTOFF = 0.7
+
+
+def did_you_mean(word: str, known: Sequence[str], *, cutoff: float, prefix: bool = False) -> str | None:
+    """The known name `word` was most likely meant to be (a typo, or with `prefix` a cut-short
+    flag such as --dep), or None when it is far from all of them: the one rule for mistyped flags
+    and VERIFY_* variables."""
+    starting = [k for k in known if k.startswith(word)] if prefix and len(word) > 3 else []
+    if starting:
+        # `--expect` could be any of three: name them all
+        return starting[0] if len(starting) == 1 else ", ".join(starting[:-1]) + " or " + starting[-1]
+    close = difflib.get_close_matches(word, known, n=1, cutoff=cutoff)
+    return close[0] if close else None

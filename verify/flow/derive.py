@@ -252,6 +252,19 @@ def _secret_volume(volume: Mapping[str, Any]) -> bool:
     return any("secret" in s for s in maps(mapping(volume, "projected"), "sources"))
 
 
+def _volume_kind(volume: Mapping[str, Any]) -> str:
+    """"secret" for any volume holding a Secret's data, "configmap" for a configMap volume or a
+    projected one of configMap sources only, "other" for anything else (emptyDir, hostPath...)."""
+    if _secret_volume(volume):
+        return "secret"
+    if "configMap" in volume:
+        return "configmap"
+    sources = maps(mapping(volume, "projected"), "sources")
+    if sources and all("configMap" in s for s in sources):
+        return "configmap"
+    return "other"
+
+
 def _normal(path: str) -> str:
     """A path as the kernel resolves it, lexically: normpath keeps a leading `//` (POSIX leaves
     it implementation-defined; Linux treats it as `/`)."""
@@ -259,25 +272,45 @@ def _normal(path: str) -> str:
     return "/" + p.lstrip("/") if p.startswith("/") else p
 
 
+def _under(path: str, mount: str) -> bool:
+    return mount != "." and (path == mount or path.startswith(mount.rstrip("/") + "/"))
+
+
+def provably_configmap(resolved: str | None, mounts: Sequence[tuple[str, str]]) -> bool:
+    """Whether a file whose links resolve (in the pod) to `resolved` lies in a ConfigMap volume:
+    the deepest mount holding it is one, and no Secret-backed mount holds it. Unknown (None) or
+    anywhere else is not proof, whatever the path the user named."""
+    if not resolved:
+        return False
+    path = _normal(resolved)
+    holding = [(m, kind) for m, kind in mounts if _under(path, m)]
+    if not holding or any(kind == "secret" for _, kind in holding):
+        return False
+    return max(holding, key=lambda h: len(h[0]))[1] == "configmap"
+
+
 def mark_secret_files(
     *, expectations: Expectations, pod_spec: Mapping[str, Any], container: str
 ) -> Expectations:
     """Flag expected files that live on a Secret-backed mount, however the user specified them,
-    so their digests are never printed (an explicit sha256: spec would not know)."""
+    so their digests are never printed (an explicit sha256: spec would not know), and record the
+    container's mounts, against which the judge checks each file's resolved path."""
     volumes = {text(v, "name"): v for v in maps(pod_spec, "volumes")}
-    mounts: list[str] = []
-    for c in maps(pod_spec, "containers"):
+    mounts: list[tuple[str, str]] = []
+    for c in (*maps(pod_spec, "containers"), *maps(pod_spec, "initContainers")):
         if text(c, "name") != container:
             continue
         for vm in maps(c, "volumeMounts"):
             vol = volumes.get(text(vm, "name"))
-            if vol is not None and _secret_volume(vol):
-                mounts.append(_normal(text(vm, "mountPath")))
+            kind = "other" if vol is None else _volume_kind(vol)
+            mounts.append((_normal(text(vm, "mountPath")), kind))
+        break
+    secret_mounts = [m for m, kind in mounts if kind == "secret"]
 
     def secret(path: str) -> bool:
         # `/etc//secret/pw`, `//etc/secret/pw` and `/etc/./secret/pw` are `/etc/secret/pw`
         p = _normal(path)
-        return any(m != "." and (p == m or p.startswith(m.rstrip("/") + "/")) for m in mounts)
+        return any(_under(p, m) for m in secret_mounts)
 
     files = tuple(dataclasses.replace(f, secret=True) if secret(f.path) else f for f in expectations.files)
-    return dataclasses.replace(expectations, files=files)
+    return dataclasses.replace(expectations, files=files, mounts=tuple(mounts))

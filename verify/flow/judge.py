@@ -1,7 +1,8 @@
 """Turn observations into verdicts: pure comparison, so every rule is unit-testable.
 
-Secret-backed files never get a digest in any detail text: a digest of a short secret is
-as good as the secret to anyone who can brute-force it.
+A file's digest is shown only when the file provably comes from a ConfigMap (its path, resolved in
+the pod, lies in a ConfigMap volume and in no Secret one); anything else "differs" without one: a
+digest of a short secret is as good as the secret to anyone who can brute-force it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from verify.flow.derive import provably_configmap
 from verify.model import (
     AttemptVerdict,
     CheckResult,
@@ -35,13 +37,17 @@ def _origin_phrase(expected: ExpectedFile) -> str:
     return "the expected sha256" if expected.origin == "sha256" else expected.origin
 
 
-def _file_check(expected: ExpectedFile, actual: str | None) -> CheckResult:
+def _file_check(
+    expected: ExpectedFile, actual: str | None, *, resolved: str | None, mounts: Sequence[tuple[str, str]]
+) -> CheckResult:
     if actual is None:
         return CheckResult("file", expected.path, CheckStatus.MISSING, FILE_MISSING_DETAIL)
     if actual.lower() == expected.sha256.lower():
         return CheckResult("file", expected.path, CheckStatus.OK)
     detail = f"content differs from {_origin_phrase(expected)}"
-    if not expected.secret:
+    # a digest only for a file that provably comes from a ConfigMap: resolved in the pod, it lies
+    # in a ConfigMap volume and in no Secret one (a link, `/run` -> `/var/run`, can lead anywhere)
+    if not expected.secret and provably_configmap(resolved, mounts):
         detail += (
             f" (expected {expected.sha256.lower()[:SHORT_DIGEST]}, found {actual.lower()[:SHORT_DIGEST]})"
         )
@@ -122,7 +128,12 @@ def _judge_container(observation: ContainerObservation, expectations: Expectatio
     checks.extend(
         _unreadable(f)
         if f.path in observation.unreadable_files
-        else _file_check(f, observation.file_hashes.get(f.path))
+        else _file_check(
+            f,
+            observation.file_hashes.get(f.path),
+            resolved=observation.resolved_files.get(f.path),
+            mounts=expectations.mounts,
+        )
         for f in expectations.files
     )
     return ContainerVerdict(observation.container, tuple(checks))

@@ -32,6 +32,7 @@ class Connection:
     watch_http: httpx.Client
     # what gave the credential, for the line a 401 ends the run with: "an EKS token minted ..."
     credential: str = ""
+    context: str = ""  # the kubeconfig context in use ("" in-cluster), for the report
 
     def close(self) -> None:
         self.http.close()
@@ -65,10 +66,12 @@ def connect(
             )
             kubeconfig_proxy = _proxy_url(merged, context)
             namespace = loading.context_namespace(merged, context)
+            context_name = context or str(merged.get("current-context") or "")
         elif kubeconfig is None and context is None and loading.in_cluster(env):
             config.load_incluster_config(client_configuration=cfg)
             kubeconfig_proxy = None
             namespace = loading.in_cluster_namespace(env)
+            context_name = ""
         else:
             path = files.wanted[0]
             hint = (
@@ -126,6 +129,7 @@ def connect(
             f"kubeconfig cluster proxy-url: the {one_line(scheme)!r} scheme is not supported (the pod "
             "exec client speaks only HTTP CONNECT proxies); use an http:// or https:// proxy"
         )
+
     def rest_client(limits: httpx.Limits) -> httpx.Client:
         return httpx.Client(
             auth=ConfigAuth(cfg, token),
@@ -146,6 +150,7 @@ def connect(
         token=token,
         watch_http=rest_client(watch_limits),
         credential=_origin(plugin),
+        context=context_name,
     )
 
 
@@ -218,6 +223,7 @@ def _run_plugin(
     if credential.token:
         replaced["token"] = credential.token
     if credential.client_certificate_data:
+
         def b64(text: str) -> str:
             return base64.b64encode(text.encode()).decode()
 

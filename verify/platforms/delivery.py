@@ -14,7 +14,7 @@ from verify.platforms.logs import Platform, stderr
 from verify.report import markdown
 from verify.report.jsondoc import to_json
 from verify.report.outputs import step_outputs
-from verify.report.result import RunResult
+from verify.report.result import RunInfo, RunResult
 
 
 def _write(path: str, text: str, *, what: str) -> None:
@@ -29,7 +29,7 @@ def _write(path: str, text: str, *, what: str) -> None:
 
 
 def deliver(
-    *, result: RunResult, settings: Settings | None, environ: Mapping[str, str], seconds: float
+    *, result: RunResult, settings: Settings | None, environ: Mapping[str, str], info: RunInfo
 ) -> None:
     """Every report and platform output for `result`; a sink that fails says so and the rest run."""
     platform = Platform.of(environ)
@@ -41,12 +41,12 @@ def deliver(
         return lazy[name]
 
     def report_json() -> str:
-        return rendered("json", lambda: json.dumps(to_json(run=result), indent=2) + "\n")
+        return rendered("json", lambda: json.dumps(to_json(run=result, info=info), indent=2) + "\n")
 
     def junit_xml() -> str:
         from verify.report import junit  # XML only when a JUnit file is asked for
 
-        return rendered("junit", lambda: junit.render(run=result, seconds=seconds))
+        return rendered("junit", lambda: junit.render(run=result, seconds=info.duration))
 
     def summary() -> str:
         return rendered("summary", lambda: markdown.render(run=result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from verify.model import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
-from verify.report.result import RunResult
+from verify.report.result import RunInfo, RunResult
 
 
 def _reason(error: Uninspectable | None) -> str | None:
@@ -58,9 +58,20 @@ def _attempt_json(attempt: AttemptVerdict) -> dict[str, Any]:
     }
 
 
-def to_json(*, run: RunResult) -> dict[str, Any]:
+def to_json(*, run: RunResult, info: RunInfo | None = None) -> dict[str, Any]:
     """The --report-json document; `reason` is null unless the pod/container is uninspectable."""
+    about: dict[str, Any] = {}
+    if info is not None:
+        about = {
+            "version": info.version,
+            "started_at": info.started,
+            "ended_at": info.ended,
+            "duration_seconds": round(info.duration, 3),
+            "context": info.context,
+            "server_version": info.server_version,
+        }
     return {
+        **about,
         "result": run.result,
         "exit_code": run.exit_code,
         "restarted": run.restarted,

@@ -34,6 +34,18 @@ class WorkloadResult:
 
 
 @dataclass(frozen=True)
+class RunInfo:
+    """What ran, when and against what, for the report (never a credential or a host)."""
+
+    version: str
+    started: str  # ISO 8601, UTC
+    ended: str
+    duration: float  # seconds
+    context: str | None = None  # the kubeconfig context (None: never connected or in-cluster)
+    server_version: str | None = None  # the API server's gitVersion, when it answered /version
+
+
+@dataclass(frozen=True)
 class RunResult:
     result: Outcome
     exit_code: int

@@ -3,7 +3,7 @@
 # its arguments on stdin (see below). POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never
 # code: only shell identifiers ever reach `eval`, paths are passed as argv. The section markers
 # start with `=`, which no env name (`-` and `.` are allowed) and no absolute path can.
-# It prints, one line each: `env 1|0 NAME`, `val INNER-HMAC|- NAME`, `file SHA256|-|! POSITION`,
+# It prints, one line each: `env 1|0 NAME`, `val INNER-HMAC|- NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`,
 # `notool TOOL` (then nothing more), and `end` last. Comment lines and indentation are stripped before it is sent.
 __rv_m=
 __rv_ipad=
@@ -103,7 +103,27 @@ for __rv_a in "$@"; do
       printf 'file ! %s\n' "$__rv_i"
     else
       command -v sha256sum >/dev/null 2>&1 || { printf 'notool sha256sum\n'; exit 0; }
-      __rv_h=$(sha256sum < "$__rv_a") || { printf 'file ! %s\n' "$__rv_i"; continue; }
+      # where the path leads once every link is followed (`/run` -> `/var/run`, an app's link into
+      # a Secret volume), as `real POSITION PATH`: the verifier shows a digest only for a file that
+      # provably lies in a ConfigMap volume. No readlink, or a resolved path holding a newline:
+      # no `real` line, and no digest will be shown. The file hashed is the one resolved.
+      __rv_r=
+      if command -v readlink >/dev/null 2>&1; then
+        __rv_r=$(readlink -f "$__rv_a" 2>/dev/null && printf x) || __rv_r=
+      fi
+      case "$__rv_r" in
+        /*"
+x") __rv_r=${__rv_r%??};;
+        *) __rv_r=;;
+      esac
+      case "$__rv_r" in *"
+"*) __rv_r=;; esac
+      if [ -n "$__rv_r" ]; then
+        printf 'real %s %s\n' "$__rv_i" "$__rv_r"
+        __rv_h=$(sha256sum < "$__rv_r") || { printf 'file ! %s\n' "$__rv_i"; continue; }
+      else
+        __rv_h=$(sha256sum < "$__rv_a") || { printf 'file ! %s\n' "$__rv_i"; continue; }
+      fi
       printf 'file %s %s\n' "${__rv_h%% *}" "$__rv_i"
     fi
   fi

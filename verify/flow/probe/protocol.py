@@ -73,6 +73,7 @@ def parse_probe(
     hashes: dict[str, str | None] = {}
     unreadable: set[str] = set()
     digests: dict[str, str] = {}
+    resolved: dict[str, str] = {}
     paths = [f.path for f in expectations.files]
     ended = False
     # lines end with "\n" only: str.splitlines would also cut at \r, \x85, \u2028, ...
@@ -94,6 +95,10 @@ def parse_probe(
             hashes[path] = None if digest in ("-", "!") else digest.lower()
             if digest == "!":
                 unreadable.add(path)
+        elif kind == "real":
+            position, _, real = rest.partition(" ")
+            if position.isdigit() and 1 <= int(position) <= len(paths) and real.startswith("/"):
+                resolved[paths[int(position) - 1]] = real
         elif kind == "notool":
             return ContainerObservation(
                 container=container,
@@ -114,6 +119,7 @@ def parse_probe(
         container=container,
         env_present=frozenset(present & set(expectations.env)),
         file_hashes=hashes,
+        resolved_files=resolved,
         unreadable_files=frozenset(unreadable),
         env_digests=digests,
     )
