@@ -20,7 +20,7 @@ from verify.model import (
 )
 from verify.report.jsondoc import to_json
 from verify.report.result import RunResult, WorkloadResult
-from verify.report.text import problem_lines, verdict_line
+from verify.report.text import checked_line, problem_lines, verdict_line
 
 GOOD = "1a2b3c4d5e6f" + "0" * 52
 BAD = "9f8e7d6c5b4a" + "1" * 52
@@ -302,3 +302,27 @@ def test_internal_error_names_type_and_place_but_never_the_message() -> None:
         line = internal_error(e)
     assert line.startswith("internal error ValueError at test_report.py:")
     assert "s3cr3t" not in line and "\n" not in line
+
+
+def test_a_pass_says_what_it_checked_counting_each_key_once_per_container() -> None:
+    pod = PodVerdict(
+        "web-1",
+        "node-1",
+        (
+            ContainerVerdict(
+                "app",
+                (
+                    CheckResult("env", "A", CheckStatus.OK),
+                    CheckResult("env", "B", CheckStatus.OK),
+                    CheckResult("file", "/etc/app.conf", CheckStatus.OK),
+                ),
+            ),
+            ContainerVerdict("sidecar", (CheckResult("env", "A", CheckStatus.OK),)),
+        ),
+        checks=(CheckResult("http", "GET :8080/health", CheckStatus.OK),),
+    )
+    line = checked_line(attempt=AttemptVerdict("1", (pod, ok_pod("web-2"))))
+    assert line == "checked 2 pods: 3 env keys, 1 file, 1 HTTP check"
+    assert checked_line(attempt=AttemptVerdict("1", (PodVerdict("web-3", "n", ()),))) == (
+        "checked 1 pod: running and ready only"
+    )

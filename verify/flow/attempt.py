@@ -70,7 +70,8 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
         lookup, plan=plan, workload=workload, hmac_key=context.inspector.run_key.key
     )
     http = resolve_http(lookup, plan.expect_http)
-    state.log(f"{state.label}: inspecting {len(selection.pods)} pods of revision {selection.revision}")
+    pods = f"{len(selection.pods)} pod{'' if len(selection.pods) == 1 else 's'}"
+    state.log(f"{state.label}: inspecting {pods} of revision {selection.revision}")
 
     def expect(container: str) -> Expectations:
         return expectations.get(container, Expectations())

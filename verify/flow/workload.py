@@ -20,7 +20,7 @@ from verify.flow.wait import wait_for_rollout
 from verify.kube import objects
 from verify.kube.kinds import api_path
 from verify.report.result import WorkloadResult
-from verify.report.text import problem_lines
+from verify.report.text import checked_line, problem_lines
 
 
 def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> str:
@@ -111,6 +111,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             rechecks_done=state.rechecks,
         )
         if decision.action == "pass":
+            log(f"{label}: {checked_line(attempt=verdict)}")
             return _result(state, "passed", ExitCode.OK, decision.reason)
         if decision.action == "fail":
             if _landed_meanwhile(state, workload):

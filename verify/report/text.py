@@ -3,7 +3,7 @@ and the one headline. Pure; every string here is built from verdicts that alread
 
 from __future__ import annotations
 
-from verify.model import CheckResult, CheckStatus, ContainerVerdict, PodVerdict
+from verify.model import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict
 from verify.report.result import RunResult, WorkloadResult
 
 
@@ -83,6 +83,25 @@ def _workload_summary(workload: WorkloadResult, result: str) -> str:
     if extra:
         parts.append(_plural(extra, "workload problem"))
     return f"{label}: {', '.join(parts) or result}{after}"
+
+
+def checked_line(*, attempt: AttemptVerdict) -> str:
+    """What a passing attempt checked: `checked 2 pods: 3 env keys, 2 files, 1 HTTP check` (a
+    zero-config run otherwise says only "verified"; keys are counted per container)."""
+    subjects: dict[str, set[str]] = {"env": set(), "file": set(), "http": set()}
+    for pod in attempt.pods:
+        for check in pod.checks:
+            subjects[check.type].add(check.subject)
+        for container in pod.containers:
+            for check in container.checks:
+                subjects[check.type].add(f"{container.name}\0{check.subject}")
+    parts = [
+        _plural(len(subjects["env"]), "env key"),
+        _plural(len(subjects["file"]), "file"),
+        _plural(len(subjects["http"]), "HTTP check"),
+    ]
+    kept = [part for part, key in zip(parts, ("env", "file", "http"), strict=True) if subjects[key]]
+    return f"checked {_plural(len(attempt.pods), 'pod')}: {', '.join(kept) or 'running and ready only'}"
 
 
 def verdict_line(*, run: RunResult) -> str:
