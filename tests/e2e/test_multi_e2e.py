@@ -479,3 +479,16 @@ def test_a_lost_restart_answer_is_counted_even_when_a_webhook_changed_the_templa
     assert cluster.requests[("patch", "deployments")] == 2  # the lost one and its retry, no more
     dep = cluster.get("Deployment", "web") or {}
     assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+
+
+def test_a_missing_target_in_a_zero_config_run_is_its_own_error_and_the_others_are_verified(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    out = run_verify("--target", "deployment/web", "--target", "deployment/nope", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    by_name = {w["name"]: w for w in out.report["workloads"]}
+    assert by_name["web"]["result"] == "passed"
+    assert by_name["nope"]["result"] == "error" and "not found" in by_name["nope"]["error"]
+    assert 'deployment nope: deployments.apps "nope" not found' in out.stdout

@@ -83,7 +83,11 @@ def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
         restart = plan.restart == "once"
         workload = None
         if reads_template(plan):
-            workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
+            try:
+                workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
+            except errors.NotFound:
+                # its own verdict says so ("deployment nope: ... not found"); the others still run
+                workload = None
         by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
     lines, only_patches = [], True
     for ns, rules in by_namespace.items():
