@@ -249,6 +249,8 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
             outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)
         result = outcome
     for wl in result.workloads:
+        if wl.verdict_attempt is None:
+            continue  # its one problem (the error) is the verdict line's own words: said once
         for line in problem_lines(workload=wl):
             stdout(line)
     if platform.github:

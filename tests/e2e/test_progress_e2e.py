@@ -82,3 +82,11 @@ def test_a_rollout_that_completes_quickly_prints_no_progress_line(cluster: Clust
     )  # fmt: skip
     assert out.code == 0, out.everything
     assert "still waiting" not in out.everything
+
+
+def test_a_rollout_error_is_said_once(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.apply(deployment("web", replicas=1, image="registry.local/doesnotexist:1"))
+    out = run_verify("--deployment", "web", "--timeout", "4s", kubeconfig=cluster.write_kubeconfig(str(tmp_path / "kc")), tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    said = [line for line in (out.stdout + out.stderr).splitlines() if "rollout did not complete" in line]
+    assert len(said) == 1 and said[0].startswith("rollout-verify: ERROR deployment web: "), said
