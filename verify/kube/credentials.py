@@ -27,6 +27,7 @@ class BearerToken:
         # asks the exec plugin for a new credential now, whatever its expiry says (set by
         # kube.connection when the credential came from a plugin)
         self.renew_hook: Callable[[], None] | None = None
+        self._refused: set[str] = set()
 
     def get(self) -> str | None:
         with self._lock:
@@ -43,7 +44,8 @@ class BearerToken:
         if self.renew_hook is None:
             return None
         with self._lock:
-            if self._value == refused:
+            if self._value == refused and refused not in self._refused:
+                self._refused.add(refused)  # asked once per refused credential, whatever follows
                 self.renew_hook()
                 self._value = self.cfg.get_api_key_with_prefix("BearerToken", alias="authorization") or None
                 self._at = time.monotonic()
