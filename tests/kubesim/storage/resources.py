@@ -55,6 +55,7 @@ RESOURCES: tuple[Resource, ...] = (
 # Kinds in the `all` category (`kubectl get all`), as the apiserver's discovery lists them.
 CATEGORY_ALL = {
     ("", "pods"),
+    ("", "services"),  # the "all" category as the apiserver lists it (services are in it)
     ("apps", "deployments"),
     ("apps", "replicasets"),
     ("apps", "statefulsets"),

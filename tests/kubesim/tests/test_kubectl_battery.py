@@ -98,6 +98,7 @@ def steps(tmp: Path) -> list[Step]:
         # services
         s("expose", "deployment", "web", "--port=80", shows="service/web exposed"),
         s("get", "svc", shows="web"),
+        s("get", "all", shows="service/web"),
         s("get", "endpoints", "web", shows="web"),
         s("get", "endpointslices", shows="web-"),
         s("describe", "svc", "web", shows="Endpoints:"),
