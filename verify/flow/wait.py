@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,30 +17,27 @@ from verify.kube.api import Api, status_message
 from verify.kube.kinds import api_path
 from verify.model import Kind
 
-# a rollout that has not changed for STALL_FIRST seconds is reported, then every STALL_EVERY
-STALL_FIRST = 10.0
-STALL_EVERY = 30.0
-
 
 class _Stall:
-    """When to say that the rollout is still not done: nothing while it moves."""
+    """When to say that the rollout is still not done (retry.Cadence: after 10 s without change,
+    then every 30 s); nothing while it moves."""
 
     def __init__(self, report: Callable[[dict[str, Any]], None] | None) -> None:
         self.report = report
         self.seen = ""
-        self.due = time.monotonic() + STALL_FIRST
+        self.cadence = retry.Cadence()
 
     def note(self, message: str) -> None:
         if message != self.seen:
-            self.seen, self.due = message, time.monotonic() + STALL_FIRST
+            self.seen = message
+            self.cadence.restart()
 
     def check(self, obj: dict[str, Any]) -> None:
-        if self.report is not None and time.monotonic() >= self.due:
-            self.due = time.monotonic() + STALL_EVERY
+        if self.report is not None and self.cadence.due():
             self.report(obj)
 
     def seconds_left(self) -> float:
-        return max(1.0, self.due - time.monotonic()) if self.report is not None else math.inf
+        return max(1.0, self.cadence.seconds_left()) if self.report is not None else math.inf
 
 
 def wait_for_rollout(

@@ -144,8 +144,26 @@ class Backoff:
             time.sleep(wait)
 
 
-RETRYING_FIRST = 10.0
-RETRYING_EVERY = 30.0
+class Cadence:
+    """When a long wait is worth a line: first after `first` seconds, then every `every`; `restart`
+    when things moved (nothing is said while they move)."""
+
+    def __init__(self, *, first: float = 10.0, every: float = 30.0) -> None:
+        self.first, self.every = first, every
+        self.restart()
+
+    def restart(self) -> None:
+        self.at = time.monotonic() + self.first
+
+    def due(self) -> bool:
+        """True (once, then not for `every` seconds) when a line is due."""
+        if time.monotonic() < self.at:
+            return False
+        self.at = time.monotonic() + self.every
+        return True
+
+    def seconds_left(self) -> float:
+        return max(0.0, self.at - time.monotonic())
 
 
 class _Notices:
@@ -154,13 +172,11 @@ class _Notices:
 
     def __init__(self, deadline: Deadline) -> None:
         self.deadline = deadline
-        self.next_at = RETRYING_FIRST
+        self.cadence = Cadence()
 
     def __call__(self, details: Any) -> None:
-        elapsed = float(details.get("elapsed") or 0.0)
-        if self.deadline.notice is None or elapsed < self.next_at:
+        if self.deadline.notice is None or not self.cadence.due():
             return
-        self.next_at = elapsed + RETRYING_EVERY
         until = time.strftime("%H:%M:%S", time.localtime(self.deadline.wall_end))
         exc = details.get("exception")
         what = str(exc) if isinstance(exc, Transient) else "no answer"
