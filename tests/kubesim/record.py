@@ -53,7 +53,8 @@ def object_ref(obj: Obj, *, kind: str, api_version: str) -> Obj:
 
 def container_ref(pod: Obj, container: str = "") -> Obj:
     """The ObjectReference the kubelet's events point at (pkg/kubelet/container/ref.go):
-    the pod, with `spec.containers{NAME}` as fieldPath for a container's events."""
+    the pod, with `spec.containers{NAME}` (`spec.initContainers{NAME}` for an init container) as
+    fieldPath for a container's events."""
     meta = pod["metadata"]
     ref: Obj = {
         "kind": "Pod",
@@ -64,7 +65,9 @@ def container_ref(pod: Obj, container: str = "") -> Obj:
         "resourceVersion": meta.get("resourceVersion", ""),
     }
     if container:
-        ref["fieldPath"] = f"spec.containers{{{container}}}"
+        inits = {c["name"] for c in (pod.get("spec") or {}).get("initContainers") or []}
+        field = "initContainers" if container in inits else "containers"
+        ref["fieldPath"] = f"spec.{field}{{{container}}}"
     return ref
 
 

@@ -26,13 +26,16 @@ def pick_container(pod: Obj, requested: str) -> str:
     """The container a pods/log or pods/exec request means, with the apiserver's 400 texts."""
     name = pod["metadata"]["name"]
     containers = [c["name"] for c in pod["spec"].get("containers") or []]
+    inits = [c["name"] for c in pod["spec"].get("initContainers") or []]
     if not requested:
         if len(containers) != 1:
+            also = f" or one of the init containers: [{' '.join(inits)}]" if inits else ""
             raise ApiError.bad_request(
                 f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                + also
             )
         return str(containers[0])
-    if requested not in containers:
+    if requested not in containers + inits:
         raise ApiError.bad_request(f"container {requested} is not valid for pod {name}")
     return requested
 

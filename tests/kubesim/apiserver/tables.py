@@ -47,19 +47,61 @@ def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> Ob
     return {"name": name, "type": typ, "format": fmt, "description": name, "priority": priority}
 
 
+def _init_reason(o: Obj, ics: list[Obj]) -> tuple[str, int]:
+    """printPod's walk over initContainerStatuses: the first init container not done gives the
+    STATUS (`Init:Error`, `Init:CrashLoopBackOff`, `Init:ExitCode:N`, `Init:1/2`; '' when all
+    are done); started sidecars (restartPolicy Always) count as ready containers."""
+    inits = o["spec"].get("initContainers") or []
+    sidecars = {c["name"] for c in inits if c.get("restartPolicy") == "Always"}
+    ready = 0
+    for i, c in enumerate(ics):
+        state = c.get("state") or {}
+        term, wait = state.get("terminated"), state.get("waiting")
+        if term is not None and term.get("exitCode") == 0:
+            continue
+        if c.get("name") in sidecars and c.get("started"):
+            ready += bool(c.get("ready"))
+            continue
+        if term is not None:
+            if term.get("reason"):
+                return "Init:" + term["reason"], ready
+            if term.get("signal"):
+                return f"Init:Signal:{term['signal']}", ready
+            return f"Init:ExitCode:{term.get('exitCode')}", ready
+        if wait is not None and wait.get("reason") and wait["reason"] != "PodInitializing":
+            return "Init:" + wait["reason"], ready
+        return f"Init:{i}/{len(inits)}", ready
+    return "", ready
+
+
 def _pod_row(o: Obj) -> list[Any]:
+    """printPod (pkg/printers/internalversion/printers.go)."""
     st = o.get("status") or {}
     cs = st.get("containerStatuses") or []
-    total = len(o["spec"].get("containers") or [])
-    ready = sum(1 for c in cs if c.get("ready"))
-    restarts = sum(int(c.get("restartCount", 0)) for c in cs)
+    ics = st.get("initContainerStatuses") or []
+    sidecars = [c for c in o["spec"].get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    total = len(o["spec"].get("containers") or []) + len(sidecars)
+    init_reason, ready = _init_reason(o, ics)
+    initialized = any(
+        c.get("type") == "Initialized" and c.get("status") == "True" for c in st.get("conditions") or []
+    )
+    restarts = sum(int(c.get("restartCount", 0)) for c in ics)
+    if init_reason and not initialized:
+        counted = ics
+    else:
+        ready += sum(1 for c in cs if c.get("ready"))
+        restarts = sum(int(c.get("restartCount", 0)) for c in cs) + (restarts if sidecars else 0)
+        counted = cs + (ics if sidecars else [])
     # printPod: the latest restart's age next to the count, `3 (12s ago)`
     last = max(
-        (((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or "" for c in cs), default=""
+        (((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or "" for c in counted),
+        default="",
     )
     shown = f"{restarts} ({human_age(last)} ago)" if restarts and last else str(restarts)
     reason = st.get("reason") or st.get("phase") or "Pending"
-    for c in cs:
+    if init_reason and not initialized:
+        reason = init_reason
+    for c in cs if not (init_reason and not initialized) else []:
         state = c.get("state") or {}
         if "waiting" in state and state["waiting"].get("reason"):
             reason = state["waiting"]["reason"]

@@ -89,3 +89,5 @@ class PodRuntime:
     stopping: bool = False
     ip: str = ""
     sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
+    initialized: bool = False  # every init container done (or, for a sidecar, started)
+    init_failed: bool = False  # an init container failed under restartPolicy Never

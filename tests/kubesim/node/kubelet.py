@@ -141,12 +141,57 @@ class Kubelet:
                     await asyncio.sleep(1.0)
             if rt.stopping:
                 return
-            specs = rt.pod["spec"].get("containers") or []
-            for c in specs:
-                rt.containers[c["name"]] = ContainerRuntime(c["name"], c.get("image", ""))
-            await asyncio.gather(*(self._container_loop(rt, c) for c in specs))
+            spec = rt.pod["spec"]
+            inits, specs = spec.get("initContainers") or [], spec.get("containers") or []
+            # convertToAPIContainerStatuses: with init containers, the default waiting reason is
+            # PodInitializing (printPod then shows `Init:0/N`)
+            waiting = "PodInitializing" if inits else "ContainerCreating"
+            for c in inits + specs:
+                crt = ContainerRuntime(c["name"], c.get("image", ""), reason=waiting)
+                rt.containers[c["name"]] = crt
+            sidecars = await self._run_init(rt, inits)
+            if sidecars is None:
+                return
+            await asyncio.gather(*sidecars, *(self._container_loop(rt, c) for c in specs))
         except asyncio.CancelledError:
             pass
+
+    async def _run_init(self, rt: PodRuntime, inits: list[Obj]) -> list[asyncio.Task[int | None]] | None:
+        """kuberuntime_manager.go computePodActions + kuberuntime_container.go
+        computeInitContainerActions: init containers one at a time, in order; each must exit 0
+        (a failure is restarted with the CrashLoopBackOff back-off, under restartPolicy Never the
+        pod fails). A restartable one (`restartPolicy: Always`, a native sidecar) is started and,
+        once `started` (its startupProbe passed), the next one starts beside it; it keeps running
+        (restarted whenever it exits). Returns the sidecars' tasks, or None if the pod failed or
+        is stopping."""
+        policy = rt.pod["spec"].get("restartPolicy", "Always")
+        # an init container that exited 0 is never run again; a failed one under Always is
+        # restarted like OnFailure
+        init_policy = "OnFailure" if policy == "Always" else policy
+        loop = asyncio.get_running_loop()
+        sidecars: list[asyncio.Task[int | None]] = []
+        for c in inits:
+            crt = rt.containers[c["name"]]
+            if c.get("restartPolicy") == "Always":
+                sidecars.append(loop.create_task(self._container_loop(rt, c, "Always")))
+                while not rt.stopping and not (crt.state == "running" and crt.started):
+                    await asyncio.sleep(0.05)
+                continue
+            code = await self._container_loop(rt, c, init_policy)
+            if rt.stopping or code != 0:
+                # restartPolicy Never: the pod has failed; its sidecars are stopped
+                rt.init_failed = not rt.stopping
+                for t in sidecars:
+                    t.cancel()
+                for s in inits:
+                    sc = rt.containers[s["name"]]
+                    if s.get("restartPolicy") == "Always" and sc.proc is not None:
+                        await _stop(sc.proc, 0)
+                self._publish(rt)
+                return None
+        rt.initialized = True
+        self._publish(rt)
+        return sidecars
 
     async def _ensure_sandbox(self, rt: PodRuntime) -> Sandbox:
         """The pod's network namespace, created (with a fresh IP) if it is missing or died."""
@@ -207,9 +252,11 @@ class Kubelet:
         svc_env = service_env(services, rt.namespace, links is None or bool(links))
         return resolve_env(self.cache, rt, c, svc_env)
 
-    async def _container_loop(self, rt: PodRuntime, c: Obj) -> None:
+    async def _container_loop(self, rt: PodRuntime, c: Obj, policy: str = "") -> int | None:
+        """Run container `c` under `policy` (the pod's restartPolicy unless given); returns the
+        exit code it ended with for good (None if the pod is stopping)."""
         crt = rt.containers[c["name"]]
-        policy = rt.pod["spec"].get("restartPolicy", "Always")
+        policy = policy or rt.pod["spec"].get("restartPolicy", "Always")
         loop = asyncio.get_running_loop()
         while not rt.stopping:
             if not await self._ensure_image(rt, c, crt):
@@ -274,9 +321,10 @@ class Kubelet:
             crt.state = "terminated"
             self._publish(rt)
             if policy == "Never" or (policy == "OnFailure" and code == 0):
-                return
+                return code
             await self._back_off(rt, c, crt, finished)
             crt.restarts += 1
+        return None
 
     async def _run(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> tuple[int, str, str]:
         """The container runs, probed, until its process ends: (exit code, reason, message)."""
@@ -311,7 +359,9 @@ class Kubelet:
         if crt.proc is None or crt.proc.returncode is not None:
             return
         crt.killing = kind
-        restart = rt.pod["spec"].get("restartPolicy", "Always") != "Never"
+        restart = (
+            rt.pod["spec"].get("restartPolicy", "Always") != "Never" or c.get("restartPolicy") == "Always"
+        )
         msg = f"Container {c['name']} failed {kind} probe" + (", will be restarted" if restart else "")
         self._event(rt, c, "Normal", "Killing", msg)
         probe = c.get(f"{kind}Probe") or {}

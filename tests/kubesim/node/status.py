@@ -19,10 +19,12 @@ def image_id(image: str) -> str:
     return f"{full}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
 
 
-def container_statuses(rt: PodRuntime) -> list[Obj]:
+def container_statuses(rt: PodRuntime, field: str = "containers") -> list[Obj]:
+    """status.containerStatuses (or, with `field="initContainers"`, initContainerStatuses)."""
     statuses = []
-    for c in rt.pod["spec"].get("containers") or []:
-        crt = rt.containers.get(c["name"]) or ContainerRuntime(c["name"], c.get("image", ""))
+    waiting = "PodInitializing" if rt.pod["spec"].get("initContainers") else "ContainerCreating"
+    for c in rt.pod["spec"].get(field) or []:
+        crt = rt.containers.get(c["name"]) or ContainerRuntime(c["name"], c.get("image", ""), reason=waiting)
         if crt.state == "running":
             state: Obj = {"running": {"startedAt": crt.started_at}}
         elif crt.state == "terminated":
@@ -37,11 +39,15 @@ def container_statuses(rt: PodRuntime) -> list[Obj]:
         # the state just ended is `state.terminated` until the kubelet acts on it; afterwards (a
         # waiting or running successor) it is `lastState.terminated`
         last = crt.last_exit if crt.state != "terminated" else crt.prev_exit
+        ready = crt.state == "running" and crt.ready
+        if field == "initContainers" and c.get("restartPolicy") != "Always":
+            # a completed init container is ready (kubelet_pods.go convertToAPIContainerStatuses)
+            ready = crt.state == "terminated" and (crt.last_exit or {}).get("exitCode") == 0
         st: Obj = {
             "name": c["name"],
             "image": crt.image,
             "imageID": image_id(crt.image) if crt.container_id else "",
-            "ready": crt.state == "running" and crt.ready,
+            "ready": ready,
             "started": crt.state == "running" and crt.started,
             "restartCount": crt.restarts,
             "state": state,
@@ -53,10 +59,13 @@ def container_statuses(rt: PodRuntime) -> list[Obj]:
     return statuses
 
 
-def phase(pod: Obj, statuses: list[Obj]) -> str:
-    """getPhase: a container waiting for its first start keeps the pod Pending; one waiting to be
-    restarted (it has a last state) counts as stopped, and stopped containers under
-    restartPolicy Always (or OnFailure with a failure) are Running."""
+def phase(pod: Obj, statuses: list[Obj], rt: PodRuntime | None = None) -> str:
+    """getPhase: until its init containers are done the pod is Pending (Failed if one failed
+    under restartPolicy Never); a container waiting for its first start keeps the pod Pending;
+    one waiting to be restarted (it has a last state) counts as stopped, and stopped containers
+    under restartPolicy Always (or OnFailure with a failure) are Running."""
+    if rt is not None and pod["spec"].get("initContainers") and not rt.initialized:
+        return "Failed" if rt.init_failed else "Pending"
     policy = pod["spec"].get("restartPolicy", "Always")
     running = waiting = stopped = succeeded = 0
     for st in statuses:
@@ -84,11 +93,18 @@ def phase(pod: Obj, statuses: list[Obj]) -> str:
 def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
     """Write the runtime's view into pod `p` (mutated in place)."""
     statuses = container_statuses(rt)
-    all_ready = bool(statuses) and all(s["ready"] for s in statuses)
+    inits = p["spec"].get("initContainers") or []
+    init_statuses = container_statuses(rt, "initContainers")
+    # status/generate.go GenerateContainersReadyCondition: the regular containers and the
+    # restartable init containers (sidecars) must all be ready
+    sidecars = {c["name"] for c in inits if c.get("restartPolicy") == "Always"}
+    counted = [s for s in init_statuses if s["name"] in sidecars] + statuses
+    all_ready = bool(statuses) and all(s["ready"] for s in counted)
+    initialized = not inits or rt.initialized
     now = now_rfc3339()
     status = p.setdefault("status", {})
     old = {c["type"]: c for c in status.get("conditions") or []}
-    ph = phase(p, statuses)
+    ph = phase(p, statuses, rt)
     done = ph in ("Succeeded", "Failed")
 
     def cond(t: str, ok: bool) -> Obj:
@@ -101,13 +117,25 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
                 c["reason"] = "PodCompleted"
             else:
                 c["reason"] = "ContainersNotReady"
-                notready = [x["name"] for x in statuses if not x["ready"]]
+                notready = [x["name"] for x in counted if not x["ready"]]
                 c["message"] = f"containers with unready status: [{' '.join(notready)}]"
+        if not ok and t == "Initialized":
+            # GeneratePodInitializedCondition
+            if done:
+                c["reason"] = "PodCompleted"
+            else:
+                c["reason"] = "ContainersNotInitialized"
+                pending = [
+                    x["name"]
+                    for x in init_statuses
+                    if not (x["started"] if x["name"] in sidecars else x["ready"])
+                ]
+                c["message"] = f"containers with incomplete status: [{' '.join(pending)}]"
         return c
 
     status["conditions"] = [
         cond("PodReadyToStartContainers", True),
-        cond("Initialized", True),
+        cond("Initialized", initialized),
         cond("Ready", all_ready),
         cond("ContainersReady", all_ready),
         cond("PodScheduled", True),
@@ -120,4 +148,6 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
         status["podIPs"] = [{"ip": rt.ip}]
     status.setdefault("startTime", now)
     status["containerStatuses"] = statuses
+    if inits:
+        status["initContainerStatuses"] = init_statuses
     status.setdefault("qosClass", "BestEffort")
