@@ -6,10 +6,11 @@ rollout), a passing one lets the app start, a sidecar runs beside it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.kubesim import Cluster
-from tests.support.helpers import deployment
+from tests.support.helpers import deployment, run_verify
 from tests.support.kubectl import Kubectl
 
 
@@ -153,3 +154,14 @@ def test_a_native_sidecar_runs_beside_the_app_counts_in_ready_and_takes_exec(
     env = kubectl("exec", name, "-c", "sidecar", "--", "env")
     assert "SIDECAR_ROLE=proxy" in env.splitlines()
     assert "proxy up" in kubectl("logs", name, "-c", "sidecar")
+
+
+def test_rollout_verify_names_a_crash_looping_init_container_and_exits_4(cluster: Cluster, tmp_path: Path) -> None:
+    init = {"name": "migrate", "image": "busybox:1.36", "command": ["sh", "-c", "echo migration failed; exit 1"]}
+    cluster.apply(with_init(deployment("initfail", replicas=1, command=["sleep", "3600"]), init))
+    out = run_verify(
+        "--deployment", "initfail", "--timeout", "8s",
+        kubeconfig=cluster.write_kubeconfig(str(tmp_path / "kc")), tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 4, out.everything
+    assert "init container migrate" in out.stdout and "exit code 1" in out.stdout, out.stdout
