@@ -384,3 +384,33 @@ def test_paused_deployment_with_a_pending_change_exits_4_at_once(
     assert "is paused" in out.stdout
     assert time.monotonic() - t0 < 10
     assert cluster.requests[("patch", "deployments")] == 0
+
+
+def test_a_native_sidecars_missing_key_is_found_and_fixed_by_one_restart_like_any_containers(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    """A native sidecar (an init container with restartPolicy Always) reads its env at start like
+    any container: a key synced after it started is missing there until a restart."""
+    cluster.apply(secret("side-secrets", {"DB_URL": "postgres://x"}))
+    web = deployment("web", replicas=1, env=[{"name": "A", "value": "1"}])
+    web["spec"]["template"]["spec"]["initContainers"] = [
+        {
+            "name": "proxy",
+            "image": "registry.local/app:1",
+            "restartPolicy": "Always",
+            "envFrom": [{"secretRef": {"name": "side-secrets"}}],
+        }
+    ]
+    cluster.apply(web)
+    cluster.wait_rollout("web")
+    cluster.apply(secret("side-secrets", {"DB_URL": "postgres://x", "SIDECAR_TOKEN": PLANTED}))
+    out = run_verify(
+        "--deployment", "web", "--container", "proxy", "--expect-env", "SIDECAR_TOKEN",
+        kubeconfig=kubeconfig, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 0, out.everything
+    assert out.report["restarted"] is True
+    first = out.report["workloads"][0]["attempts"][0]["pods"][0]["containers"]
+    assert [(c["name"], c["status"]) for c in first] == [("proxy", "missing")]
+    assert "container proxy lacks env SIDECAR_TOKEN" in out.stdout + out.stderr
+    assert patches(cluster) == 1

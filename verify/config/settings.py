@@ -54,7 +54,7 @@ def using_environ(environ: Mapping[str, str]) -> Iterator[None]:
 _RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
     "Containers to inspect; the flag repeats, the env var is comma/newline separated "
-    "(default: the pod template's containers; injected sidecars are skipped)."
+    "(default: the pod template's containers and native sidecars; injected sidecars are skipped)."
 )
 _EXPECT_ENV_HELP = (
     "Env var names every container must have; the flag repeats, the env var is comma/newline "

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verify.kube.names import ENV_VAR_NAME, SHELL_NAME
-from verify.kube.objects import mapping, maps, text
+from verify.kube.objects import app_containers, mapping, maps, text
 from verify.model import Expectations, ExpectedEnv, ExpectedFile, Source
 
 Ref = tuple[str, str]  # ("configmap" | "secret", name)
@@ -42,7 +42,7 @@ def referenced_objects(*, pod_spec: Mapping[str, Any]) -> set[Ref]:
                 refs.add(("configmap", text(mapping(src, "configMap"), "name")))
             if "secret" in src:
                 refs.add(("secret", text(mapping(src, "secret"), "name")))
-    for c in maps(pod_spec, "containers"):
+    for c in app_containers(pod_spec):
         for ef in maps(c, "envFrom"):
             if "configMapRef" in ef:
                 refs.add(("configmap", text(mapping(ef, "configMapRef"), "name")))
@@ -233,7 +233,7 @@ def derive(
     """Per container name, what the kubelet must have delivered; `objects` are the live
     ConfigMaps/Secrets the template names (None: not found)."""
     out: dict[str, Expectations] = {}
-    for c in maps(pod_spec, "containers"):
+    for c in app_containers(pod_spec):
         if containers and text(c, "name") not in containers:
             continue
         names, values, sources = _env(c, objects, hmac_key)

@@ -103,9 +103,17 @@ def pod_spec(workload: Json) -> Json:
     return mapping(workload, "spec", "template", "spec")
 
 
+def app_containers(spec: Json) -> list[Json]:
+    """The containers that run beside the app for the pod's life: `containers`, then the native
+    sidecars (`initContainers` with `restartPolicy: Always`, KEP-753), which get env and mounts
+    at start like any container and so are inspected like one."""
+    sidecars = [c for c in maps(spec, "initContainers") if text(c, "restartPolicy") == "Always"]
+    return [*maps(spec, "containers"), *sidecars]
+
+
 def container_names(spec: Json) -> list[str]:
-    """The `containers` of a pod spec, by name."""
-    return [text(c, "name") for c in maps(spec, "containers")]
+    """The names of `app_containers`."""
+    return [text(c, "name") for c in app_containers(spec)]
 
 
 def selector(workload: Json) -> str:
