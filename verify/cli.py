@@ -57,10 +57,9 @@ def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> 
     values: list[str] = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            continue  # `connect` reports an unreadable file
+            text = loading.read(path)
+        except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+            continue  # `connect` reports an unreadable (or oversized) file
         values += [text.strip()] if token else kubeconfig.secret_values(text=text)
     for line in github.mask_lines(values=[v for v in values if v]):
         stdout(line)
