@@ -30,8 +30,9 @@ from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.platforms import container, github
 from verify.platforms.delivery import deliver
-from verify.platforms.logs import Logs, Platform, stderr, stdout
+from verify.platforms.logs import Logs, Platform, stderr, stdout, stdout_table, stdout_verdict
 from verify.redact import one_line
+from verify.report import table
 from verify.report.result import RunInfo, RunResult
 from verify.report.text import problem_lines, verdict_line
 
@@ -247,20 +248,27 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
         if cancel.cancelled or outcome is None:
             outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)
         result = outcome
-    for wl in result.workloads:
-        if wl.verdict_attempt is None:
-            continue  # its one problem (the error) is the verdict line's own words: said once
-        for line in problem_lines(workload=wl):
-            stdout(line)
-    if platform.github:
-        for line in github.error_lines(run=result):
-            stdout(line)
-    if result.workloads:
-        stdout(verdict_line(run=result))
+    _ending(result=result, platform=platform)
     deliver(
         result=result, settings=settings, environ=environ, info=_info(started=started, wall=wall, about=about)
     )
     return result.exit_code
+
+
+def _ending(*, result: RunResult, platform: Platform) -> None:
+    """Each problem once, on stderr with the one prefix; stdout gets only what a reader of the
+    job's end wants: the table of workloads and the verdict (and GitHub's annotations)."""
+    for wl in result.workloads:
+        if wl.verdict_attempt is None:
+            continue  # its one problem (the error) is the verdict line's own words: said once
+        for line in problem_lines(workload=wl):
+            stderr(f"rollout-verify: {line}")
+    if platform.github:
+        for line in github.error_lines(run=result):
+            stdout(line)
+    if result.workloads:
+        stdout_table(table.rows(run=result))
+        stdout_verdict(verdict_line(run=result), result=result.result)
 
 
 def _started() -> None:
