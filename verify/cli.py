@@ -28,7 +28,7 @@ from verify.flow.progress import Progress
 from verify.kube import kubeconfig, loading
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
-from verify.platforms import container, github
+from verify.platforms import colour, container, github
 from verify.platforms.delivery import deliver
 from verify.platforms.logs import Logs, Platform, stderr, stdout, stdout_table, stdout_verdict
 from verify.redact import one_line
@@ -248,14 +248,15 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
         if cancel.cancelled or outcome is None:
             outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)
         result = outcome
-    _ending(result=result, platform=platform)
+    paint = colour.Painter(on=colour.wanted(mode=settings.color, environ=environ, stream=sys.stdout))
+    _ending(result=result, platform=platform, paint=paint)
     deliver(
         result=result, settings=settings, environ=environ, info=_info(started=started, wall=wall, about=about)
     )
     return result.exit_code
 
 
-def _ending(*, result: RunResult, platform: Platform) -> None:
+def _ending(*, result: RunResult, platform: Platform, paint: colour.Painter) -> None:
     """Each problem once, on stderr with the one prefix; stdout gets only what a reader of the
     job's end wants: the table of workloads and the verdict (and GitHub's annotations)."""
     for wl in result.workloads:
@@ -267,8 +268,8 @@ def _ending(*, result: RunResult, platform: Platform) -> None:
         for line in github.error_lines(run=result):
             stdout(line)
     if result.workloads:
-        stdout_table(table.rows(run=result))
-        stdout_verdict(verdict_line(run=result), result=result.result)
+        stdout_table(table.rows(run=result), paint=paint)
+        stdout_verdict(verdict_line(run=result), result=result.result, paint=paint)
 
 
 def _started() -> None:
