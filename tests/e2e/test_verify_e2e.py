@@ -421,3 +421,31 @@ def test_a_native_sidecars_missing_key_is_found_and_fixed_by_one_restart_like_an
     assert [(c["name"], c["status"]) for c in first] == [("proxy", "missing")]
     assert "container proxy lacks env SIDECAR_TOKEN" in out.stdout + out.stderr
     assert patches(cluster) == 1
+
+
+def test_a_container_the_template_lacks_is_exit_2_before_waiting_naming_the_ones_it_has(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    """A typo in --container would wait for the whole rollout and then fail every pod: the
+    template is read first, the run ends with one line and the likeliest meant name."""
+    web = deployment("web", replicas=1, image="registry.local/doesnotexist:1")  # never rolls out
+    web["spec"]["template"]["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "registry.local/app:1", "restartPolicy": "Always"}
+    ]
+    cluster.apply(web)
+    cluster.reset_counts()
+    out = run_verify(
+        "web", "--container", "prxy", "--container", "app", "--expect-env", "A", "--timeout", "60s",
+        kubeconfig=kubeconfig, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 2, out.everything
+    (line,) = out.stderr.splitlines()
+    assert line == (
+        'rollout-verify: error: --container: deployment web has no container "prxy" in its pod template '
+        "(it has: app, proxy); did you mean proxy? (VERIFY_CONTAINERS)"
+    )
+    assert cluster.requests[("watch", "deployments")] == 0 and patches(cluster) == 0  # never waited
+    assert out.report is not None and out.report["exit_code"] == 2
+
+    far = run_verify("web", "--container", "zzzzzz", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert far.code == 2 and "(it has: app, proxy) (VERIFY_CONTAINERS)" in far.stderr, far.stderr
