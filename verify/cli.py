@@ -28,10 +28,11 @@ from verify.flow.progress import Progress
 from verify.kube import kubeconfig, loading
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
-from verify.platforms import container, github
+from verify.platforms import colour, container, github
 from verify.platforms.delivery import deliver
-from verify.platforms.logs import Logs, Platform, stderr, stdout
+from verify.platforms.logs import Logs, Platform, stderr, stdout, stdout_table, stdout_verdict
 from verify.redact import one_line
+from verify.report import table
 from verify.report.result import RunInfo, RunResult
 from verify.report.text import problem_lines, verdict_line
 
@@ -57,10 +58,9 @@ def _mask_kubeconfig_file(*, settings: Settings, environ: Mapping[str, str]) -> 
     values: list[str] = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            continue  # `connect` reports an unreadable file
+            text = loading.read(path)
+        except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+            continue  # `connect` reports an unreadable (or oversized) file
         values += [text.strip()] if token else kubeconfig.secret_values(text=text)
     for line in github.mask_lines(values=[v for v in values if v]):
         stdout(line)
@@ -248,20 +248,28 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
         if cancel.cancelled or outcome is None:
             outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)
         result = outcome
-    for wl in result.workloads:
-        if wl.verdict_attempt is None:
-            continue  # its one problem (the error) is the verdict line's own words: said once
-        for line in problem_lines(workload=wl):
-            stdout(line)
-    if platform.github:
-        for line in github.error_lines(run=result):
-            stdout(line)
-    if result.workloads:
-        stdout(verdict_line(run=result))
+    paint = colour.Painter(on=colour.wanted(mode=settings.color, environ=environ, stream=sys.stdout))
+    _ending(result=result, platform=platform, paint=paint)
     deliver(
         result=result, settings=settings, environ=environ, info=_info(started=started, wall=wall, about=about)
     )
     return result.exit_code
+
+
+def _ending(*, result: RunResult, platform: Platform, paint: colour.Painter) -> None:
+    """Each problem once, on stderr with the one prefix; stdout gets only what a reader of the
+    job's end wants: the table of workloads and the verdict (and GitHub's annotations)."""
+    for wl in result.workloads:
+        if wl.verdict_attempt is None:
+            continue  # its one problem (the error) is the verdict line's own words: said once
+        for line in problem_lines(workload=wl):
+            stderr(f"rollout-verify: {line}")
+    if platform.github:
+        for line in github.error_lines(run=result):
+            stdout(line)
+    if result.workloads:
+        stdout_table(table.rows(run=result), paint=paint)
+        stdout_verdict(verdict_line(run=result), result=result.result, paint=paint)
 
 
 def _started() -> None:

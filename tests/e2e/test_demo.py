@@ -21,3 +21,4 @@ def test_demo_finds_the_stale_pod_restarts_once_and_passes() -> None:
     assert 'deployment "web" successfully rolled out' in text  # the real kubectl said so first
     assert text.count("GET /health -> ok") == 3
     assert "demo-only-value" not in text
+    assert "\x1b" not in text  # captured, not a terminal: no colour from the demo or rollout-verify

@@ -96,5 +96,5 @@ def test_hostile_names_in_every_field_never_start_a_line_of_any_output(
     # the hostile fields did reach the outputs, escaped: the env key, the file path, the container
     escaped = "::error title=INJECTED::forged ::add-mask::rollout-verify ##[error]old\\x1b[31m\\u202edesrever"
     for field in (f"/etc/m {escaped}/f {escaped}", f"container app {escaped}"):
-        assert field in out.stdout, (field, out.stdout)
+        assert field in out.stderr, (field, out.stderr)
     assert f"app {escaped}" in summary

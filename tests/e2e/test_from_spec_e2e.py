@@ -57,7 +57,7 @@ def test_first_seed_without_expectations_finds_stale_nodes_and_says_a_restart_ca
     for node in stale:
         assert f"{node} (" in diag
     assert "node-4" not in diag
-    assert "diagnosis: deployment cm-test: configmap testcm is immutable" in out.stdout
+    assert "diagnosis: deployment cm-test: configmap testcm is immutable" in out.stderr
 
 
 def test_second_seed_without_expectations_restarts_once_and_passes(
@@ -165,8 +165,8 @@ def test_rotated_secret_env_value_is_a_mismatch_without_revealing_it(
     cluster.apply(secret("creds", {"API_KEY": PLANTED + "-rotated"}))
     out = run_verify("--deployment", "web", "--restart", "never", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert "env API_KEY value differs from secret creds/API_KEY" in out.stdout or "API_KEY" in out.stdout
-    assert "hold an old value of API_KEY from secret creds" in out.stdout
+    assert "env API_KEY value differs from secret creds/API_KEY" in out.stderr or "API_KEY" in out.stderr
+    assert "hold an old value of API_KEY from secret creds" in out.stderr
     assert_no_secret(out.everything)
 
 

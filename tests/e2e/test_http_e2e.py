@@ -71,8 +71,8 @@ def test_service_health_passes_but_each_pod_check_finds_the_stale_pod(
         tmp_path=tmp_path,
     )
     assert out.code == 1, out.everything
-    assert f"deployment web: pod {stale} (node-" in out.stdout
-    assert "http 8080/config answered HTTP 503, expected 200" in out.stdout
+    assert f"deployment web: pod {stale} (node-" in out.stderr
+    assert "http 8080/config answered HTTP 503, expected 200" in out.stderr
     assert out.report is not None
     pods = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
     assert pods[stale]["status"] == "mismatch"
@@ -128,11 +128,11 @@ def test_json_fields_compare_with_literals_and_configmap_values(
     )
     out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert f"pod {stale} (node-" in out.stdout
-    assert "http 8080/config JSON field feature_credential is false, expected true" in out.stdout
+    assert f"pod {stale} (node-" in out.stderr
+    assert "http 8080/config JSON field feature_credential is false, expected true" in out.stderr
     assert (
         'http 8080/config JSON field config_version is "41", expected "42" (configmap web-release/version)'
-        in (out.stdout)
+        in out.stderr
     )
     assert out.report is not None
     statuses = sorted(p["status"] for p in out.report["workloads"][0]["attempts"][0]["pods"])
@@ -161,8 +161,8 @@ def test_a_port_nothing_listens_on_is_uninspectable_not_a_pass(
     assert out.report is not None
     (pod,) = out.report["workloads"][0]["attempts"][0]["pods"]
     assert pod["status"] == "uninspectable"
-    assert "cannot be checked on http 9999/health: port 9999 unreachable through the pod proxy" in out.stdout
-    assert "connection refused" in out.stdout
+    assert "cannot be checked on http 9999/health: port 9999 unreachable through the pod proxy" in out.stderr
+    assert "connection refused" in out.stderr
 
 
 def test_missing_pods_proxy_permission_fails_at_once_without_a_restart(
@@ -190,7 +190,7 @@ def test_missing_pods_proxy_permission_fails_at_once_without_a_restart(
         tmp_path=tmp_path,
     )
     assert out.code == 1, out.everything
-    assert "missing RBAC rule `get pods/proxy`" in out.stdout
+    assert "missing RBAC rule `get pods/proxy`" in out.stderr
     assert cluster.requests[("patch", "deployments")] == 0
 
 

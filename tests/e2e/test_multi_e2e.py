@@ -78,7 +78,7 @@ def test_one_failing_workload_fails_the_run_and_the_report_shows_every_workload(
     assert "PASSED" not in out.stdout.splitlines()[-1]
     assert "deployment api: 2 pods verified" in out.stdout
     assert "deployment web: 1 of 2 pods failed verification" in out.stdout
-    assert "deployment web: pod web-" in out.stdout and "lacks env FEATURE_CREDENTIAL" in out.stdout
+    assert "deployment web: pod web-" in out.stderr and "lacks env FEATURE_CREDENTIAL" in out.stderr
     assert out.junit.count("<testsuite ") == 2
     assert patches(cluster) == 0
     assert PLANTED not in out.everything
@@ -345,11 +345,11 @@ def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_pa
     )
     assert out.code == 3, out.everything
     assert patches(cluster) == 1  # sent, and refused
-    assert 'cannot patch resource "deployments"' in out.stdout
+    assert 'cannot patch resource "deployments"' in out.stderr
     assert out.report is not None and out.report["restarted"] is False
     (wl,) = out.report["workloads"]
     assert wl["restarted"] is False
-    assert "lacks env FEATURE_CREDENTIAL" in out.stdout  # the failing pods stay the verdict
+    assert "lacks env FEATURE_CREDENTIAL" in out.stderr  # the failing pods stay the verdict
     assert PLANTED not in out.everything
 
 

@@ -156,8 +156,8 @@ def test_where_the_review_api_is_not_served_the_run_goes_on_and_the_request_name
         assert "checked before waiting" not in out.everything  # then went on as before
         # the exec's own 403 names the rule (a WebSocket exec is `get pods/exec` first)
         assert out.code == 1, out.everything
-        assert "missing RBAC rule `get pods/exec`" in out.stdout
-        assert SA in out.stdout
+        assert "missing RBAC rule `get pods/exec`" in out.stderr
+        assert SA in out.stderr
         assert cluster.requests[("patch", "deployments")] == 0
 
 

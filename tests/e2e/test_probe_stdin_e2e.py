@@ -38,7 +38,7 @@ def test_one_key_and_500_keys_send_the_same_exec_request_line_and_check_every_ke
         assert sum(c["status"] == "ok" for c in checks if c["type"] == "env") == keys, checks[:3]
         failed = [c["target"] for c in checks if c["status"] != "ok"]
         assert failed == ["ABSENT_KEY"], failed
-        assert f"deployment {name}: pod" in out.stdout and "lacks env ABSENT_KEY" in out.stdout
+        assert f"deployment {name}: pod" in out.stderr and "lacks env ABSENT_KEY" in out.stderr
     assert lengths["one"] and lengths["many"]
     assert max(lengths["many"]) - min(lengths["one"]) <= 8, lengths  # only the names differ
     assert max(lengths["one"]) < 6 * 1024, lengths  # the script itself (URL-encoded), below 8 KiB proxy limits

@@ -52,7 +52,7 @@ def test_a_key_no_source_provides_fails_at_once_without_a_restart(
     assert patches(cluster) == 0
     assert (
         "no source in deployment web's template provides PAYMENT_APIKEY: a restart cannot add it"
-        in out.stdout
+        in out.stderr
     )
     assert "restarting" not in out.everything
     assert out.report is not None
@@ -97,7 +97,7 @@ def test_a_recreated_immutable_configmap_under_a_rolling_update_is_not_restarted
     assert out.code == 1, out.everything
     assert patches(cluster) == 0
     assert out.report is not None and out.report["message"].startswith("a restart cannot fix this: ")
-    diagnosis = [line for line in out.stdout.splitlines() if line.startswith("diagnosis:")]
+    diagnosis = [line for line in out.stderr.splitlines() if line.startswith("rollout-verify: diagnosis:")]
     assert len(diagnosis) == 1
     assert "configmap testcm is immutable and was recreated" in diagnosis[0]
     assert "a restart will not help; publish new content under a new name" in diagnosis[0]
@@ -144,7 +144,7 @@ def test_an_exec_refused_for_the_request_itself_never_restarts(
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
     assert patches(cluster) == 0
-    assert f"exec refused (HTTP {status})" in out.stdout
+    assert f"exec refused (HTTP {status})" in out.stderr
     assert out.report is not None and out.report["message"].startswith("a restart cannot fix this: ")
 
 

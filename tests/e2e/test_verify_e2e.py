@@ -124,8 +124,8 @@ def test_recreated_immutable_configmap_named_by_expect_file_fails_at_once_withou
     checks = [c for p in only["pods"] for ct in p["containers"] for c in ct["checks"]]
     assert [(c["target"], c["restart_can_fix"]) for c in checks] == [("/cm/script.py", False)] * 7
     assert all("is immutable and was recreated" in c["why"] for c in checks)
-    assert "file /cm/script.py differs from configmap testcm/script.py" in out.stdout
-    assert "(node-" in out.stdout
+    assert "file /cm/script.py differs from configmap testcm/script.py" in out.stderr
+    assert "(node-" in out.stderr
     assert "restarting" not in out.everything
 
 
@@ -140,7 +140,7 @@ def test_distroless_image_is_uninspectable_and_fails_without_restart(
     )
     assert out.code == 1, out.everything
     assert patches(cluster) == 0
-    assert "no shell" in out.stdout
+    assert "no shell" in out.stderr
     assert out.report is not None
     pods = out.report["workloads"][0]["attempts"][0]["pods"]
     assert {p["status"] for p in pods} == {"uninspectable"}
@@ -163,8 +163,8 @@ def test_token_without_pods_exec_names_the_missing_rule_and_does_not_restart(
     kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
     out = run_verify("--deployment", "web", "--expect-env", "HOME", kubeconfig=kc, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert "missing RBAC rule `get pods/exec`" in out.stdout  # the verb a WebSocket exec needs first
-    assert "system:serviceaccount:default:verifier" in out.stdout
+    assert "missing RBAC rule `get pods/exec`" in out.stderr  # the verb a WebSocket exec needs first
+    assert "system:serviceaccount:default:verifier" in out.stderr
     assert patches(cluster) == 0
 
 
@@ -231,7 +231,14 @@ def test_restart_never_fails_on_first_mismatch(cluster: Cluster, kubeconfig: str
     )
     assert out.code == 1
     assert patches(cluster) == 0
-    assert out.stdout.count("lacks env FEATURE_CREDENTIAL") == 2
+    # each problem once, on stderr with the one prefix; stdout: the end table and the verdict only
+    problems = [line for line in out.stderr.splitlines() if "lacks env FEATURE_CREDENTIAL" in line]
+    assert len(problems) == 2 and all(line.startswith("rollout-verify: deployment web: pod web-") for line in problems)
+    assert "lacks env" not in out.stdout
+    header, row, verdict = out.stdout.splitlines()
+    assert header.split() == ["WORKLOAD", "PODS", "CHECKS", "RESTARTS", "RESULT"]
+    assert row.split() == ["deployment/web", "0/2", "env", "0/2", "0", "failed"]
+    assert verdict == "rollout-verify: FAILED deployment web: 2 of 2 pods failed verification"
 
 
 def test_env_contract_matches_flags(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
@@ -320,7 +327,7 @@ def test_exec_that_outlives_exec_timeout_is_uninspectable_and_counts_as_failure(
         tmp_path=tmp_path,
     )
     assert out.code == 1, out.everything
-    assert "exec did not finish within 1s" in out.stdout
+    assert "exec did not finish within 1s" in out.stderr
     assert out.report is not None
     assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
 
@@ -366,7 +373,7 @@ def test_explicit_sha256_of_a_secret_mounted_file_never_prints_the_found_digest(
         tmp_path=tmp_path,
     )
     assert out.code == 1, out.everything
-    assert "/etc/tls/tls.key" in out.stdout
+    assert "/etc/tls/tls.key" in out.stderr
     assert hashlib.sha256(PLANTED.encode()).hexdigest()[:12] not in out.everything
 
 
@@ -414,3 +421,31 @@ def test_a_native_sidecars_missing_key_is_found_and_fixed_by_one_restart_like_an
     assert [(c["name"], c["status"]) for c in first] == [("proxy", "missing")]
     assert "container proxy lacks env SIDECAR_TOKEN" in out.stdout + out.stderr
     assert patches(cluster) == 1
+
+
+def test_a_container_the_template_lacks_is_exit_2_before_waiting_naming_the_ones_it_has(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    """A typo in --container would wait for the whole rollout and then fail every pod: the
+    template is read first, the run ends with one line and the likeliest meant name."""
+    web = deployment("web", replicas=1, image="registry.local/doesnotexist:1")  # never rolls out
+    web["spec"]["template"]["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "registry.local/app:1", "restartPolicy": "Always"}
+    ]
+    cluster.apply(web)
+    cluster.reset_counts()
+    out = run_verify(
+        "web", "--container", "prxy", "--container", "app", "--expect-env", "A", "--timeout", "60s",
+        kubeconfig=kubeconfig, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 2, out.everything
+    (line,) = out.stderr.splitlines()
+    assert line == (
+        'rollout-verify: error: --container: deployment web has no container "prxy" in its pod template '
+        "(it has: app, proxy); did you mean proxy? (VERIFY_CONTAINERS)"
+    )
+    assert cluster.requests[("watch", "deployments")] == 0 and patches(cluster) == 0  # never waited
+    assert out.report is not None and out.report["exit_code"] == 2
+
+    far = run_verify("web", "--container", "zzzzzz", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert far.code == 2 and "(it has: app, proxy) (VERIFY_CONTAINERS)" in far.stderr, far.stderr

@@ -5,6 +5,7 @@ stale pod (by its env and by its own /config answer), restarts the Deployment on
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,15 @@ from pathlib import Path
 
 from tests.kubesim import Cluster, Knobs
 from tests.support.helpers import REPO, daemonset, http_app_deployment, secret, service
+from verify.platforms import colour
+
+# bold headings on a terminal only (NO_COLOR, VERIFY_COLOR=always|never as for rollout-verify)
+_MODE = os.environ.get("VERIFY_COLOR", "auto")
+PAINT = colour.Painter(
+    on=colour.wanted(
+        mode=_MODE if _MODE in ("always", "never") else "auto", environ=os.environ, stream=sys.stdout
+    )
+)
 
 CONFIG = """\
 targets:
@@ -22,7 +32,7 @@ targets:
 
 
 def say(text: str) -> None:
-    print(f"\n\033[1m== {text}\033[0m", flush=True)
+    print("\n" + PAINT(f"== {text}", "bold"), flush=True)
 
 
 def main() -> int:

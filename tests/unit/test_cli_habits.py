@@ -70,11 +70,12 @@ def test_a_prefix_of_several_flags_names_them_all() -> None:
 
 
 def test_several_unknown_flags_are_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["web", "--dep", "--colour"], capsys)
+    code, _, err = _run(["web", "--dep", "--colour", "--verbose"], capsys)
     assert code == 2
     assert err.splitlines() == [
         "rollout-verify: error: --dep is not a flag; did you mean --deployment?",
-        "rollout-verify: error: --colour is not a flag; see --help",
+        "rollout-verify: error: --colour is not a flag; did you mean --color?",
+        "rollout-verify: error: --verbose is not a flag; see --help",
     ]
 
 

@@ -102,3 +102,73 @@ def test_a_short_token_passed_as_kubeconfig_is_never_echoed(tmp_path: Path) -> N
     assert code == 2 and "--kubeconfig" in text and token not in text and "abcdef" not in text, text
     code, text, _, _ = _child(["--deployment", "web", "--kubeconfig", str(tmp_path / "absent.yaml")])
     assert str(tmp_path / "absent.yaml") in text  # a path is still named
+
+
+KUBECONFIG_OK = """\
+apiVersion: v1
+kind: Config
+clusters:
+  - name: c
+    cluster: &cluster {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}
+  - name: c2
+    cluster: *cluster
+users:
+  - name: u
+    user: {token: tok-tok-tok}
+contexts:
+  - {name: x, context: {cluster: c2, user: u}}
+current-context: x
+current-context: x
+"""
+
+
+def test_a_kubeconfig_with_a_few_aliases_and_a_repeated_key_loads_as_kubectl_loads_it(tmp_path: Path) -> None:
+    from verify.kube import loading
+
+    path = tmp_path / "config"
+    path.write_text(KUBECONFIG_OK)
+    merged = loading.merge([str(path)])
+    assert merged["clusters"][1]["cluster"]["server"] == "https://127.0.0.1:6443"
+    assert merged["current-context"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (ALIAS_BOMB.replace("targets:", "users:").replace("restart:", "user:"), "through YAML aliases"),
+        ("clusters:\n  - &c {name: a, cluster: [*c]}\n", "inside its own anchor"),
+        (f"clusters: []\nx: {DIGITS}\n", "holds a number of 5000 digits"),
+    ],
+    ids=["alias-bomb", "recursive-alias", "5000-digits"],
+)
+def test_a_kubeconfig_bomb_is_exit_2_naming_the_file_in_little_memory(
+    tmp_path: Path, content: str, said: str
+) -> None:
+    path = tmp_path / "bomb.kubeconfig"
+    path.write_text(content)
+    code, text, took, rss_kib = _child(["--deployment", "web", "--kubeconfig", str(path)])
+    assert code == 2, text
+    assert took < 5.0, took  # expanded, the bomb took a minute and gigabytes (a generous bound)
+    assert rss_kib < 200 * 1024, rss_kib
+    lines = text.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], text
+    assert f'--kubeconfig (VERIFY_KUBECONFIG): "{path}":' in lines[0], text
+    assert "lol" not in text and "7777" not in text
+
+
+def test_an_oversized_kubeconfig_file_is_exit_2_naming_it(tmp_path: Path) -> None:
+    from verify.kube import loading
+
+    path = tmp_path / "huge.yaml"
+    with path.open("w") as fh:
+        fh.write("clusters: []\n# " + "x" * loading.MAX_BYTES + "\n")
+    code, text, _, _ = _child(["--deployment", "web", "--kubeconfig", str(path)])
+    assert code == 2 and f'"{path}": is larger than 16 MiB' in text, text
+
+
+def test_kubeconfig_content_in_the_env_var_is_read_within_the_same_budget() -> None:
+    from verify.kube import kubeconfig
+
+    with pytest.raises(kubeconfig.KubeconfigDataError) as e:
+        kubeconfig.decode(data=ALIAS_BOMB.replace("targets:", "users:"))
+    assert "through YAML aliases" in str(e.value) and "lol" not in str(e.value)

@@ -107,10 +107,19 @@ def test_junit_workload_error_is_an_error_testcase() -> None:
     assert err is not None and "forbidden" in (err.get("message") or "")
 
 
-def test_junit_strips_characters_xml_cannot_carry() -> None:
-    text = junit.render(run=failed_run())
-    assert "\x1b" not in text
-    ET.fromstring(text)  # still well-formed
+def test_junit_shows_control_characters_and_bidi_overrides_escaped_as_every_output_does() -> None:
+    hostile = "no shell\n::error::forged\u202eRLO\x1b[31m\x00"
+    pod = PodVerdict("web-x\u202e", "node-1", (), Uninspectable("no_shell", hostile, True))
+    wl = WorkloadResult("deployment", "prod", "web", (AttemptVerdict("1", (pod,)),), False)
+    text = junit.render(run=RunResult("failed", 1, False, (wl,), ""))
+    for raw in ("\x1b", "\u202e", "\x00"):
+        assert raw not in text, repr(raw)
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+    failure = ET.fromstring(text).find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "cannot be inspected: no shell ::error::forged\\u202eRLO\\x1b[31m\\x00"
+    assert "pod web-x\\u202e (node-1)" in (failure.text or "")
+    assert "\\x1b[0m" in junit.render(run=failed_run())  # ESC shown, as in stdout, not dropped
 
 
 def test_summary_table_lists_every_container_and_escapes_cells() -> None:

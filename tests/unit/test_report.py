@@ -326,3 +326,45 @@ def test_a_pass_says_what_it_checked_counting_each_key_once_per_container() -> N
     assert checked_line(attempt=AttemptVerdict("1", (PodVerdict("web-3", "n", ()),))) == (
         "checked 1 pod: running and ready only"
     )
+
+
+def test_the_end_table_has_one_row_per_workload_with_pods_checks_by_kind_restarts_and_result() -> None:
+    from dataclasses import replace
+
+    from verify.report.table import rows
+
+    missing = CheckResult("env", "B", CheckStatus.MISSING)
+    http = CheckResult("http", "8080/config", CheckStatus.OK)
+    bad = PodVerdict("web-b", "node-2", (ContainerVerdict("app", (missing,)),), checks=(http,))
+    web = workload(AttemptVerdict("1", (ok_pod("web-a"), bad)))
+    passed = replace(workload(AttemptVerdict("2", (ok_pod("api-a"),)), restarted=True, name="api"))
+    gone = WorkloadResult("statefulset", "data", "db", (), False, error="not found", result="error")
+    table = rows(run=run("failed", replace(web, result="failed"), passed, gone))
+    assert table == [
+        ("WORKLOAD", "PODS", "CHECKS", "RESTARTS", "RESULT"),
+        ("prod/deployment/web", "1/2", "env 1/2, http 1/1", "0", "failed"),
+        ("prod/deployment/api", "1/1", "env 1/1", "1", "passed"),
+        ("data/statefulset/db", "-", "-", "0", "error"),
+    ]
+    alone = rows(run=run("passed", replace(web, attempts=(AttemptVerdict("1", (PodVerdict("w", "n", ()),)),))))
+    assert alone[1] == ("deployment/web", "1/1", "running and ready only", "0", "passed")
+    dry = replace(web, would_restart=True)
+    assert rows(run=run("failed", dry))[1][3] == "0 (dry run: 1)"
+
+
+def test_the_table_writer_escapes_and_aligns_every_cell(capsys: object) -> None:
+    import pytest
+
+    from verify.platforms.logs import stdout_table, stdout_verdict
+
+    assert isinstance(capsys, pytest.CaptureFixture)
+    stdout_table([("WORKLOAD", "RESULT"), ("deployment/w\x1b[2J\n::error::x", "failed"), ("d/a", "passed")])
+    stdout_verdict("rollout-verify: FAILED deployment w", result="failed", paint=lambda t, s: f"<{s}>{t}</>")
+    lines = capsys.readouterr().out.splitlines()
+    shown = "deployment/w\\x1b[2J ::error::x"  # one line, ESC escaped
+    assert lines == [
+        "WORKLOAD".ljust(len(shown)) + "  RESULT",
+        shown + "  failed",
+        "d/a".ljust(len(shown)) + "  passed",
+        "rollout-verify: <failed>FAILED</> deployment w",
+    ]

@@ -137,6 +137,11 @@ class Settings(BaseSettings):
     volume_grace: float = Field(
         default=90.0, description="How long to wait for mounted ConfigMap/Secret updates."
     )
+    color: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="Colour the verdict and the end table: auto (only on a terminal, and not when "
+        "NO_COLOR is set), always or never.",
+    )
     dry_run: bool = Field(
         default=False,
         description="Judge as usual but never restart: say what would be restarted and why, send no "

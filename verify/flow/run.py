@@ -6,10 +6,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from typing import Any, Protocol
 
 from verify import errors
 from verify.config.job import Job, TargetPlan, plan_target
+from verify.config.naming import FLAG_CUTOFF, did_you_mean
 from verify.exitcodes import ExitCode
 from verify.flow.permissions import needed, reads_template
 from verify.flow.probe.exec_probe import Inspector
@@ -17,7 +18,7 @@ from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
 from verify.flow.state import Log, RunContext
 from verify.flow.workload import verify_workload
-from verify.kube import retry
+from verify.kube import objects, retry
 from verify.kube.access import Rule, denied, whoami
 from verify.kube.api import Api
 from verify.kube.cancel import Cancel
@@ -74,20 +75,52 @@ def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
     return plans
 
 
-def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
+Templates = dict[tuple[str, str, str], dict[str, Any] | None]
+
+
+def _templates(api: Api, work: list[tuple[TargetPlan, str]]) -> Templates:
+    """The workloads whose template the checks before waiting read (the sources --from-spec
+    needs, the containers --container names), each read once; None for one that is not there:
+    its own verdict says so ("deployment nope: ... not found") and the others still run."""
+    out: Templates = {}
+    for plan, ns in work:
+        if reads_template(plan) or plan.containers:
+            try:
+                out[(plan.ref.kind, plan.ref.name, ns)] = api.get(
+                    api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name)
+                )
+            except errors.NotFound:
+                out[(plan.ref.kind, plan.ref.name, ns)] = None
+    return out
+
+
+def unknown_containers(*, plan: TargetPlan, workload: dict[str, Any], label: str) -> list[str]:
+    """One line per --container the workload's pod template lacks, naming the ones it has and the
+    likeliest meant (the rule for mistyped flags and variables): a typo would otherwise wait for
+    the whole rollout and then fail every pod."""
+    names = objects.container_names(objects.pod_spec(workload))
+    lines = []
+    for wanted in plan.containers:
+        if wanted in names:
+            continue
+        meant = did_you_mean(wanted, names, cutoff=FLAG_CUTOFF)
+        hint = f"; did you mean {meant}?" if meant else ""
+        has = ", ".join(names) or "none"
+        lines.append(
+            f'--container: {label} has no container "{wanted}" in its pod template (it has: {has}){hint} '
+            "(VERIFY_CONTAINERS)"
+        )
+    return lines
+
+
+def _preflight(api: Api, work: list[tuple[TargetPlan, str]], templates: Templates) -> str:
     """Before any wait: every permission the run will need, checked with SelfSubjectAccessReviews.
     Empty when all are granted (or the reviews are not available); else the one line that names
     every missing rule as `kubectl auth can-i` asks it, per namespace."""
     by_namespace: dict[str, list[Rule]] = {}
     for plan, ns in work:
         restart = plan.restart == "once"
-        workload = None
-        if reads_template(plan):
-            try:
-                workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
-            except errors.NotFound:
-                # its own verdict says so ("deployment nope: ... not found"); the others still run
-                workload = None
+        workload = templates.get((plan.ref.kind, plan.ref.name, ns)) if reads_template(plan) else None
         by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
     lines, only_patches = [], True
     for ns, rules in by_namespace.items():
@@ -166,16 +199,27 @@ def execute(
             logs.line(f"error: {msg}")
             return _failure(ExitCode.CONFIG, msg)
         seen.add((p.ref.kind, p.ref.name, ns))
-    if not settings.dry_run:  # a dry run sends no POST either (a review is one)
-        try:
-            missing = _preflight(api, work)
-        except errors.VerifyError as e:
-            logs.line(e.verdict())
-            return _failure(e.exit_code, e.verdict())
-        if missing:
-            logs.line(missing)
-            return _failure(ExitCode.UNREADABLE, missing)
     labels = [_label(p, ns, default_ns) for p, ns in work]
+    try:
+        templates = _templates(api, work)
+        if not settings.dry_run:  # a dry run sends no POST either (a review is one)
+            missing = _preflight(api, work, templates)
+            if missing:
+                logs.line(missing)
+                return _failure(ExitCode.UNREADABLE, missing)
+    except errors.VerifyError as e:
+        logs.line(e.verdict())
+        return _failure(e.exit_code, e.verdict())
+    typos = [
+        line
+        for (plan, ns), label in zip(work, labels, strict=True)
+        if (workload := templates.get((plan.ref.kind, plan.ref.name, ns))) is not None
+        for line in unknown_containers(plan=plan, workload=workload, label=label)
+    ]
+    if typos:
+        for line in typos:
+            logs.line(f"error: {line}")
+        return _failure(ExitCode.CONFIG, "; ".join(typos))
     for (p, ns), label in zip(work, labels, strict=True):
         context.progress.add(label=label, kind=p.ref.kind, namespace=ns, name=p.ref.name)
     logs.begin(labels)

@@ -59,7 +59,7 @@ def connect(
     plugin: _Plugin | None = None
     try:
         if files.files:
-            merged = loading.merge(files.files)
+            merged = loading.merge(files.files, named_by=files.named_by)
             plugin = _run_plugin(merged, context=context, timeout=timeout, environ=env)
             config.load_kube_config_from_dict(
                 merged, context=context, client_configuration=cfg, persist_config=False

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from verify.config.yamlsafe import YamlRefused, load_kubeconfig
+
 # keys whose string values are credentials (users[].user.token, client-key-data, auth-provider
 # config access-token/id-token/refresh-token/client-secret, exec env values named *TOKEN*, ...)
 _SECRET_KEY = re.compile(r"token|password|secret|key-data|credential", re.IGNORECASE)
@@ -31,7 +33,11 @@ class KubeconfigDataError(ValueError):
 
 def _parse(text: str) -> dict[str, Any] | None:
     try:
-        doc = yaml.safe_load(text)
+        doc = load_kubeconfig(text)
+    except YamlRefused as e:
+        raise KubeconfigDataError(f"at line {e.line}: {e}; fix the content") from None
+    except RecursionError:
+        raise KubeconfigDataError("is nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -19,7 +19,13 @@ from typing import Any
 
 import yaml
 
+from verify.config.yamlsafe import YamlRefused, load_kubeconfig
+from verify.errors import KubeConfigError
 from verify.kube.names import SERVICE_ACCOUNT_NAMESPACE, SERVICE_ACCOUNT_TOKEN
+from verify.redact import shown_path
+
+# far beyond any real kubeconfig (a few KiB, a CA bundle adds hundreds): more is another file
+MAX_BYTES = 16 * 1024 * 1024
 
 # per entry kind: the fields that hold a file path (client-go's GetClusterFileReferences /
 # GetAuthInfoFileReferences)
@@ -90,15 +96,40 @@ def _resolved(entry: Mapping[str, Any], kind: str, base: str) -> dict[str, Any]:
     return out
 
 
-def merge(files: Sequence[str]) -> dict[str, Any]:
-    """The files merged as client-go merges them. Raises OSError or yaml.YAMLError for a file that
-    cannot be read or parsed (the caller names the kind of problem, never the content)."""
+def read(path: str) -> str:
+    """A kubeconfig file's text, at most MAX_BYTES of it (ValueError beyond: a wrong file)."""
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise ValueError(f"is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    return raw.decode("utf-8")
+
+
+def _document(path: str, *, named_by: str) -> Any:
+    """One file's data within the kubeconfig YAML budget (aliases counted by what they expand to,
+    sizes capped): a file over it is a KubeConfigError naming the file and the line, never content."""
+    where = f"{named_by}: {shown_path(path)}"
+    try:
+        return load_kubeconfig(read(path))
+    except YamlRefused as e:
+        raise KubeConfigError(f"{where}:{e.line}: {e}; fix the file") from None
+    except RecursionError:
+        raise KubeConfigError(f"{where}: is nested too deeply; is it the right file?") from None
+    except UnicodeDecodeError:
+        raise KubeConfigError(f"{where}: is not UTF-8 text; is it the right file?") from None
+    except ValueError as e:  # too large
+        raise KubeConfigError(f"{where}: {e}; is it the right file?") from None
+
+
+def merge(files: Sequence[str], *, named_by: str = "kubeconfig") -> dict[str, Any]:
+    """The files merged as client-go merges them. Raises KubeConfigError for a file over the YAML
+    budget, and OSError or yaml.YAMLError for one that cannot be read or parsed (the caller names
+    the kind of problem, never the content)."""
     merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
     merged.update({"clusters": [], "users": [], "contexts": []})
     seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
     for path in files:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh) or {}
+        doc = _document(path, named_by=named_by) or {}
         if not isinstance(doc, Mapping):
             raise yaml.YAMLError("not a mapping")
         base = os.path.dirname(os.path.abspath(path))

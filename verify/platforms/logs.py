@@ -28,6 +28,34 @@ def stdout(line: str) -> None:
     print(_safe(line), flush=True)
 
 
+def _plain(text: str, _style: str) -> str:
+    return text
+
+
+Paint = Callable[[str, str], str]  # (escaped text, style) -> the text as the terminal shows it
+
+
+def stdout_table(rows: Sequence[Sequence[str]], *, paint: Paint = _plain) -> None:
+    """The end table: every cell escaped, the columns aligned, the last one (a result word, its
+    own style) painted. Built here, from escaped parts, because padding must survive the writer."""
+    shown = [[printable_line(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
+    for n, row in enumerate(shown):
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)]
+        last = row[-1] if n == 0 else paint(row[-1], row[-1])
+        print(Markup("  ".join([*cells, last])), flush=True)
+
+
+def stdout_verdict(line: str, *, result: str, paint: Paint = _plain) -> None:
+    """The headline, its result word (`PASSED`) painted."""
+    head = f"rollout-verify: {result.upper()}"
+    if not line.startswith(head):
+        stdout(line)
+        return
+    rest = printable_line(line[len(head) :])
+    print(Markup(f"rollout-verify: {paint(result.upper(), result)}{' ' + rest if rest else ''}"), flush=True)
+
+
 @dataclass(frozen=True)
 class Platform:
     """Which CI system runs the step (both false: a terminal or another CI)."""

@@ -6,19 +6,23 @@ message is the reason, so GitLab's MR widget and Jenkins show it without reading
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from verify.model import CheckStatus
+from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import check_phrase, container_problems
 
-# characters XML 1.0 cannot carry (containerd/OCI errors may hold escape sequences)
-_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("?", text)
+    """An attribute through the one escaping function: a CI page showing the report must not get
+    an ESC or U+202E either (and so no character XML 1.0 cannot carry: every one is unprintable)."""
+    return printable_line(text)
+
+
+def _lines(text: str) -> str:
+    """A failure's text: each of its lines (one per problem) escaped as `_clean` escapes."""
+    return "\n".join(printable_line(line) for line in text.split("\n"))
 
 
 class _Suite:
@@ -36,7 +40,7 @@ class _Suite:
             kind, message, text = failure
             tag = "error" if error else "failure"
             node = ET.SubElement(case, tag, {"type": _clean(kind), "message": _clean(message)})
-            node.text = _clean(text)
+            node.text = _lines(text)
             if error:
                 self.errors += 1
             else:

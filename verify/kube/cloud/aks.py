@@ -18,6 +18,7 @@ from typing import Any
 
 from verify.errors import KubeConfigError
 from verify.kube.cloud import entra
+from verify.kube.cloud.args import split
 from verify.kube.plugins import Credential, failure, shown
 
 LOGINS = ("spn", "workloadidentity", "msi")
@@ -55,7 +56,6 @@ _BOOLS = {
     "--disable-instance-discovery": "disable_instance_discovery",
     "--use-azurerm-env-vars": "use_azurerm_env_vars",
 }
-_TRUE, _FALSE = {"1", "t", "T", "TRUE", "true", "True"}, {"0", "f", "F", "FALSE", "false", "False"}
 
 
 @dataclass(frozen=True)
@@ -80,29 +80,13 @@ def parse(command: str, args: list[str]) -> Request | None:
     only the flags above; None for anything else (another login, --legacy, PoP, a certificate)."""
     if command != "kubelogin":
         return None
-    positional: list[str] = []
-    values: dict[str, Any] = {}
-    items = iter(args)
-    for arg in items:
-        if not arg.startswith("-"):
-            positional.append(arg)
-            continue
-        name, eq, value = arg.partition("=")
-        if name in _BOOLS:
-            if eq and value not in _TRUE | _FALSE:
-                return None
-            values[_BOOLS[name]] = not eq or value in _TRUE
-        elif name in _VALUED:
-            if not eq:
-                following = next(items, None)
-                if following is None:
-                    return None
-                value = following
-            if _VALUED[name]:
-                values[_VALUED[name]] = value
-        else:
-            return None
-    if positional != ["get-token"] or values.get("login") not in LOGINS or not values.get("server_id"):
+    parsed = split(args, valued=_VALUED, booleans=_BOOLS, missing="refuse")
+    if parsed is None:
+        return None
+    values: dict[str, Any] = {**parsed.values, **parsed.booleans}  # keys: Request's fields only
+    if parsed.positional != ("get-token",):
+        return None
+    if values.get("login") not in LOGINS or not values.get("server_id"):
         return None
     return Request(**values)
 

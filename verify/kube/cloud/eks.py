@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verify.errors import KubeConfigError
+from verify.kube.cloud.args import split
 from verify.kube.plugins import Credential, failure, shown
 
 PREFIX = "k8s-aws-v1."
@@ -45,40 +46,20 @@ class Request:
 def parse(command: str, args: list[str]) -> Request | None:
     """The request of `aws [--region R] eks get-token --cluster-name N [--role-arn A]` (as `aws eks
     update-kubeconfig` writes it) or `aws-iam-authenticator token -i N [-r A]`; None otherwise."""
+    wanted: tuple[str, ...]
     if command == "aws":
-        positional, flags = _split(args, {f: f for f in _AWS_FLAGS})
-        if positional != ["eks", "get-token"]:
-            return None
+        parsed, wanted = split(args, valued={f: f for f in _AWS_FLAGS}, missing="empty"), ("eks", "get-token")
     elif command == "aws-iam-authenticator":
-        positional, flags = _split(args, _AUTHENTICATOR_FLAGS)
-        if positional != ["token"]:
-            return None
+        parsed, wanted = split(args, valued=_AUTHENTICATOR_FLAGS, missing="empty"), ("token",)
     else:
         return None
-    if flags is None:
+    if parsed is None or parsed.positional != wanted:
         return None
+    flags = parsed.values
     cluster = flags.get("--cluster-id") or flags.get("--cluster-name")
     if not cluster:
         return None
     return Request(command, cluster, flags.get("--region"), flags.get("--role-arn"), flags.get("--profile"))
-
-
-def _split(args: list[str], known: Mapping[str, str]) -> tuple[list[str], dict[str, str] | None]:
-    """(positional arguments, flags by canonical name); flags None when one is not understood."""
-    positional: list[str] = []
-    flags: dict[str, str] = {}
-    items = iter(args)
-    for arg in items:
-        if not arg.startswith("-"):
-            positional.append(arg)
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in known:
-            return positional, None
-        if not eq:
-            value = next(items, "")
-        flags[known[name]] = value
-    return positional, flags
 
 
 def sts_host(region: str | None) -> tuple[str, str]:

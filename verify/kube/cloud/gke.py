@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from verify.errors import KubeConfigError
+from verify.kube.cloud.args import split
 from verify.kube.plugins import PER_CALL, Credential, failure, shown
 from verify.redact import shown_path
 
@@ -30,10 +31,6 @@ SCOPES = (
     "https://www.googleapis.com/auth/userinfo.email",
 )
 ADC_FLAG = "--use_application_default_credentials"
-# strconv.ParseBool's spellings: the plugin's flags are pflag booleans (`--flag` or `--flag=value`)
-_BOOL = {v: True for v in ("1", "t", "T", "TRUE", "true", "True")} | {
-    v: False for v in ("0", "f", "F", "FALSE", "false", "False")
-}
 # google-github-actions/auth exports the same file for gcloud (CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE)
 # and for the client libraries (GOOGLE_APPLICATION_CREDENTIALS)
 GCLOUD_FILE_VAR = "CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE"
@@ -57,13 +54,10 @@ def parse(command: str, args: list[str]) -> Request | None:
     --impersonate_service_account, --use_edge_cloud, ... need gcloud) or argument."""
     if command != COMMAND:
         return None
-    adc = False
-    for arg in args:
-        name, eq, value = arg.partition("=")
-        if name != ADC_FLAG or (eq and value not in _BOOL):
-            return None
-        adc = _BOOL[value] if eq else True
-    return Request(command, adc)
+    parsed = split(args, valued={}, booleans={ADC_FLAG: "adc"}, missing="refuse")
+    if parsed is None or parsed.positional:
+        return None
+    return Request(command, parsed.booleans.get("adc", False))
 
 
 class _OutOfTime(Exception):
