@@ -17,6 +17,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
+from . import validation
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
@@ -81,6 +82,7 @@ class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
+        self.store.admission.append(validation.admit)
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
@@ -334,6 +336,8 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 admit_job(patched)
             if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
+                if sub != "status":
+                    self.store.admit(res, patched, cur)
                 return with_warnings(json_response(patched), warnings)
             if sub != "status":
                 record_update(res, cur, patched, self._manager(request), sub or "")
@@ -467,6 +471,7 @@ class ApiServer:
             admit_namespace(body)
         record_update(res, None, body, self._manager(request))
         if request.query.get("dryRun") == "All":
+            self.store.admit(res, body, None)
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)
             return with_warnings(json_response(out, 201), warnings)
