@@ -206,7 +206,7 @@ class ApiServer:
         if m3 is None:
             m3 = _GROUP.match(request.path)
             if m3 is None:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
             group = m3.group("group")
         d = m3.groupdict()
         ns, plural, name, sub = d["ns"], d["res"], d["name"], d["sub"]
@@ -217,7 +217,7 @@ class ApiServer:
             and group == ""
             and plural not in {r.plural for r in RESOURCES if r.namespaced}
         ):
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         reviewed = REVIEWS_BY_PATH.get((group, plural))
         if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
             return await self._review(request, reviewed, ns, name)
@@ -227,12 +227,12 @@ class ApiServer:
             if ns is not None and not group and plural == "status" and name is None:
                 res, name, sub, ns = BY_PATH[("", "namespaces")], ns, "status", None
             else:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
         if not res.namespaced and ns is not None:
             if res.plural == "namespaces" and name is None:
                 name, ns = None, None
             else:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
         return await self._resource(request, res, ns, name, sub)
 
     async def _resource(
@@ -243,7 +243,7 @@ class ApiServer:
         watch = flag(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
         if sub is None:
             rbac_res = res.plural
@@ -279,9 +279,7 @@ class ApiServer:
             return await handle_portforward(request, self.cluster, ns or "", name or "")
         if sub == "token":
             if method != "POST":
-                raise ApiError(
-                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-                )
+                raise ApiError.method_not_allowed()
             body = await self._body(request)
             return json_response(
                 token_request(self.cluster.auth, self.store, ns or "", name or "", body), 201
@@ -353,11 +351,7 @@ class ApiServer:
                         res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
                     )
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-        raise ApiError(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-        )
+        raise ApiError.method_not_allowed()
 
     async def _review(
         self, request: web.Request, res: Resource, ns: str | None, name: str | None
@@ -365,11 +359,9 @@ class ApiServer:
         """A self-review (reviews.py): cluster-scoped, create only, allowed to every
         authenticated user by the default system:basic-user binding."""
         if ns is not None or name is not None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         if request.method != "POST":
-            raise ApiError(
-                405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-            )
+            raise ApiError.method_not_allowed()
         user = request[USER]
         if not self.cluster.auth.allowed(user, "create", res.group, res.plural, ""):
             raise ApiError.forbidden(user=user.name, verb="create", res=res, sub="", name="", namespace=None)
