@@ -17,7 +17,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from . import validation
+from . import pod_defaults, validation
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
@@ -82,7 +82,7 @@ class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self.store.admission.append(validation.admit)
+        self.store.admission += [pod_defaults.admit, validation.admit]
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)

@@ -161,7 +161,9 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
     spec, was = new.get("spec") or {}, old.get("spec") or {}
     errs: list[FieldError] = []
     if kind in ("Deployment", "ReplicaSet") and spec.get("selector") != was.get("selector"):
-        errs.append(FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE))
+        errs.append(
+            FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
+        )
     if kind == "StatefulSet":
         rest = {k: v for k, v in spec.items() if k not in _STS_MUTABLE}
         rest_was = {k: v for k, v in was.items() if k not in _STS_MUTABLE}
@@ -171,11 +173,15 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
         if spec.get("completions") != was.get("completions"):
             errs.append(FieldError("spec.completions", "Invalid value", spec.get("completions"), IMMUTABLE))
         if spec.get("selector") != was.get("selector"):
-            errs.append(FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE))
+            errs.append(
+                FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
+            )
         if spec.get("template") != was.get("template"):
             # the apiserver dumps the whole internal core.PodTemplateSpec with %#v (some 3 KB of
             # Go syntax); kubesim shows its type and elides the fields
-            errs.append(FieldError("spec.template", "Invalid value", GoValue("core.PodTemplateSpec{...}"), IMMUTABLE))
+            errs.append(
+                FieldError("spec.template", "Invalid value", GoValue("core.PodTemplateSpec{...}"), IMMUTABLE)
+            )
     return errs
 
 
@@ -196,7 +202,9 @@ def label_selector(sel: Any) -> GoValue:
         items = []
         for e in exprs:
             values = e.get("values")
-            shown_values = "[]string(nil)" if values is None else "[]string{" + ", ".join(_q(v) for v in values) + "}"
+            shown_values = (
+                "[]string(nil)" if values is None else "[]string{" + ", ".join(_q(v) for v in values) + "}"
+            )
             items.append(
                 f"v1.LabelSelectorRequirement{{Key:{_q(e.get('key', ''))}, "
                 f"Operator:{_q(e.get('operator', ''))}, Values:{shown_values}}}"
