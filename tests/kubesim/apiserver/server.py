@@ -28,6 +28,7 @@ from .impersonation import impersonated
 from .jobs import admit_job
 from .listwatch import ListWatch
 from .managed import manager_name, record_update, server_side_apply
+from .namespace_lifecycle import begin_deletion, refuse_if_terminating
 from .patch import apply_patch
 from .pod_attach import handle_attach
 from .pod_exec import handle_exec
@@ -412,6 +413,7 @@ class ApiServer:
             admit_service(self.store, merged, live)
         dry = request.query.get("dryRun") == "All"
         if live is None:
+            refuse_if_terminating(self.store, res, ns, name)
             if res.kind == "Job":
                 admit_job(merged)
             out = merged if dry else self.store.create(res, ns, merged)
@@ -448,6 +450,7 @@ class ApiServer:
             raise ApiError.bad_request(
                 f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
             )
+        refuse_if_terminating(self.store, res, ns, (body.get("metadata") or {}).get("name") or "")
         prepare(res, body)
         uid = None
         if res.kind == "Job":
@@ -481,6 +484,8 @@ class ApiServer:
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
             grace = int(request.query["gracePeriodSeconds"])
+        if res.plural == "namespaces":
+            return json_response(begin_deletion(self.store, name))
         prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
         if opts.get("orphanDependents") is True:
             prop = "Orphan"

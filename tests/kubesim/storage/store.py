@@ -208,6 +208,19 @@ class Store:
         self._emit("MODIFIED", res, namespace, new, cur)
         return new
 
+    def replace(self, res: Resource, namespace: str, obj: Obj) -> Obj:
+        """Store `obj` as given, server-owned metadata included (the apiserver's own writes, such as
+        a deletionTimestamp); no admission, no conflict check."""
+        key = self._key(res, namespace, obj["metadata"]["name"])
+        old = self.objects.get(key)
+        if old is None:
+            raise ApiError.not_found(res, obj["metadata"]["name"])
+        new = copy.deepcopy(obj)
+        self._stamp(new)
+        self.objects[key] = new
+        self._emit("MODIFIED", res, namespace, new, old)
+        return new
+
     def remove(self, res: Resource, namespace: str, name: str) -> Obj:
         key = self._key(res, namespace, name)
         cur = self.objects.pop(key, None)
