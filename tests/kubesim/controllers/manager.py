@@ -12,6 +12,7 @@ from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
 from .namespace import NamespaceController
+from .refmanager import controller_of, selector_matches
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
@@ -27,6 +28,7 @@ DS = BY_PATH[("apps", "daemonsets")]
 REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 JOBS = BY_PATH[("batch", "jobs")]
 NAMESPACES = BY_PATH[("", "namespaces")]
+ORPHAN_OWNERS = {"Pod": RS, "ReplicaSet": DEPLOY}
 
 
 class Controllers:
@@ -58,6 +60,12 @@ class Controllers:
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("controller"):
                     self.pending.add((ref["kind"], ns, ref["name"]))
+            if ev.type != "DELETED" and kind in ORPHAN_OWNERS and controller_of(ev.obj) is None:
+                # an orphan: the controllers whose selector matches it may adopt it (getPodReplicaSets)
+                owner_res = ORPHAN_OWNERS[kind]
+                for o in self.store.list(owner_res, ns):
+                    if selector_matches((o.get("spec") or {}).get("selector"), ev.obj):
+                        self.pending.add((owner_res.kind, ns, o["metadata"]["name"]))
             if (
                 kind == "Pod"
                 and ev.type != "DELETED"
