@@ -14,6 +14,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.selection import labels_match, selector_from_match
 from ..storage.store import Obj
+from .pod_defaults import default_pod_spec
 
 if TYPE_CHECKING:
     from ..knobs import Knobs
@@ -91,25 +92,7 @@ def prepare(res: Resource, obj: Obj) -> None:
         obj.setdefault("spec", {}).setdefault("replicas", 1)
         default_pod_spec(obj["spec"].setdefault("template", {}).setdefault("spec", {}))
     if kind == "Pod":
-        default_pod_spec(obj.setdefault("spec", {}))
-
-
-def default_pod_spec(spec: Obj) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("securityContext", {})
-    for c in spec.get("containers") or []:
-        c.setdefault(
-            "imagePullPolicy",
-            "Always"
-            if str(c.get("image", "")).endswith(":latest") or ":" not in str(c.get("image", ""))
-            else "IfNotPresent",
-        )
-        c.setdefault("terminationMessagePath", "/dev/termination-log")
-        c.setdefault("terminationMessagePolicy", "File")
-        c.setdefault("resources", {})
+        default_pod_spec(obj.setdefault("spec", {}), pod=True)
 
 
 def default_workload(kind: str, obj: Obj) -> None:

@@ -64,5 +64,5 @@ def discovery_response(request: web.Request, path: str, *, reviews: bool = True)
             )
         return json_response(swagger())
     if path.startswith("/openapi"):
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise ApiError.no_route()
     return None

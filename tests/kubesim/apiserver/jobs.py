@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..storage.errors import ApiError
 from ..storage.store import Obj
-from .admission import default_pod_spec
+from .pod_defaults import default_pod_spec
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"

@@ -113,9 +113,7 @@ class Proxy:
         if not self.cluster.auth.allowed(user, verb, "", f"{plural}/proxy", ns, id_):
             raise ApiError.forbidden(user=user.name, verb=verb, res=res, sub="proxy", name=id_, namespace=ns)
         if request.method not in PROXY_METHODS:
-            raise ApiError(
-                405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-            )
+            raise ApiError.method_not_allowed()
         parsed = split_scheme_name_port(id_)
         if parsed is None:
             raise ApiError.bad_request(f'invalid {"pod" if res is PODS else "service"} request "{id_}"')

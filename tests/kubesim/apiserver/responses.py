@@ -10,8 +10,13 @@ from aiohttp import web
 from ..storage.errors import ApiError
 
 
+def encode(obj: Any) -> bytes:
+    """The apiserver's JSON serializer: json.Encoder.Encode, compact with a trailing newline."""
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
 def status_response(err: ApiError) -> web.Response:
-    body = json.dumps(err.status()).encode()
+    body = encode(err.status())
     headers = {}
     if err.code == 429 and err.details:
         headers["Retry-After"] = str(err.details.get("retryAfterSeconds", 1))
@@ -19,7 +24,7 @@ def status_response(err: ApiError) -> web.Response:
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=json.dumps(obj).encode(), content_type="application/json")
+    return web.Response(status=status, body=encode(obj), content_type="application/json")
 
 
 def flag(v: str | None) -> bool:

@@ -17,6 +17,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
+from . import pod_defaults, validation
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
@@ -27,6 +28,7 @@ from .impersonation import impersonated
 from .jobs import admit_job
 from .listwatch import ListWatch
 from .managed import manager_name, record_update, server_side_apply
+from .namespace_lifecycle import begin_deletion, refuse_if_terminating
 from .patch import apply_patch
 from .pod_attach import handle_attach
 from .pod_exec import handle_exec
@@ -81,6 +83,7 @@ class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
+        self.store.admission += [pod_defaults.admit, validation.admit]
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
@@ -204,7 +207,7 @@ class ApiServer:
         if m3 is None:
             m3 = _GROUP.match(request.path)
             if m3 is None:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
             group = m3.group("group")
         d = m3.groupdict()
         ns, plural, name, sub = d["ns"], d["res"], d["name"], d["sub"]
@@ -215,7 +218,7 @@ class ApiServer:
             and group == ""
             and plural not in {r.plural for r in RESOURCES if r.namespaced}
         ):
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         reviewed = REVIEWS_BY_PATH.get((group, plural))
         if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
             return await self._review(request, reviewed, ns, name)
@@ -225,12 +228,12 @@ class ApiServer:
             if ns is not None and not group and plural == "status" and name is None:
                 res, name, sub, ns = BY_PATH[("", "namespaces")], ns, "status", None
             else:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
         if not res.namespaced and ns is not None:
             if res.plural == "namespaces" and name is None:
                 name, ns = None, None
             else:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise ApiError.no_route()
         return await self._resource(request, res, ns, name, sub)
 
     async def _resource(
@@ -241,7 +244,7 @@ class ApiServer:
         watch = flag(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         rbac_res = f"{res.plural}/{sub}" if (sub and sub != "status") or sub == "status" else res.plural
         if sub is None:
             rbac_res = res.plural
@@ -277,9 +280,7 @@ class ApiServer:
             return await handle_portforward(request, self.cluster, ns or "", name or "")
         if sub == "token":
             if method != "POST":
-                raise ApiError(
-                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-                )
+                raise ApiError.method_not_allowed()
             body = await self._body(request)
             return json_response(
                 token_request(self.cluster.auth, self.store, ns or "", name or "", body), 201
@@ -334,6 +335,8 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 admit_job(patched)
             if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
+                if sub != "status":
+                    self.store.admit(res, patched, cur)
                 return with_warnings(json_response(patched), warnings)
             if sub != "status":
                 record_update(res, cur, patched, self._manager(request), sub or "")
@@ -349,11 +352,7 @@ class ApiServer:
                         res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
                     )
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-        raise ApiError(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-        )
+        raise ApiError.method_not_allowed()
 
     async def _review(
         self, request: web.Request, res: Resource, ns: str | None, name: str | None
@@ -361,11 +360,9 @@ class ApiServer:
         """A self-review (reviews.py): cluster-scoped, create only, allowed to every
         authenticated user by the default system:basic-user binding."""
         if ns is not None or name is not None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise ApiError.no_route()
         if request.method != "POST":
-            raise ApiError(
-                405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-            )
+            raise ApiError.method_not_allowed()
         user = request[USER]
         if not self.cluster.auth.allowed(user, "create", res.group, res.plural, ""):
             raise ApiError.forbidden(user=user.name, verb="create", res=res, sub="", name="", namespace=None)
@@ -416,6 +413,7 @@ class ApiServer:
             admit_service(self.store, merged, live)
         dry = request.query.get("dryRun") == "All"
         if live is None:
+            refuse_if_terminating(self.store, res, ns, name)
             if res.kind == "Job":
                 admit_job(merged)
             out = merged if dry else self.store.create(res, ns, merged)
@@ -452,6 +450,7 @@ class ApiServer:
             raise ApiError.bad_request(
                 f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
             )
+        refuse_if_terminating(self.store, res, ns, (body.get("metadata") or {}).get("name") or "")
         prepare(res, body)
         uid = None
         if res.kind == "Job":
@@ -467,6 +466,7 @@ class ApiServer:
             admit_namespace(body)
         record_update(res, None, body, self._manager(request))
         if request.query.get("dryRun") == "All":
+            self.store.admit(res, body, None)
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)
             return with_warnings(json_response(out, 201), warnings)
@@ -484,6 +484,8 @@ class ApiServer:
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
             grace = int(request.query["gracePeriodSeconds"])
+        if res.plural == "namespaces":
+            return json_response(begin_deletion(self.store, name))
         prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
         if opts.get("orphanDependents") is True:
             prop = "Orphan"

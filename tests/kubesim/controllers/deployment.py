@@ -14,6 +14,7 @@ from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj, now_rfc3339
 from .podutil import SAFE, controller_ref, has_owner_ref, parse_time
+from .refmanager import claim
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -117,7 +118,8 @@ class DeploymentController:
         spec = d["spec"]
         tpl = copy.deepcopy(spec["template"])
         h = template_hash(tpl)
-        rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
+        # getReplicaSetsForDeployment: ClaimReplicaSets adopts matching orphans, releases the rest
+        rss = claim(self.store, RS, d, self.store.list(RS, ns))
         new = next(
             (rs for rs in rss if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h),
             None,

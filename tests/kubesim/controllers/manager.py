@@ -11,6 +11,8 @@ from ..storage.store import Event, Obj
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
+from .namespace import NamespaceController
+from .refmanager import controller_of, selector_matches
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
@@ -25,6 +27,8 @@ STS = BY_PATH[("apps", "statefulsets")]
 DS = BY_PATH[("apps", "daemonsets")]
 REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 JOBS = BY_PATH[("batch", "jobs")]
+NAMESPACES = BY_PATH[("", "namespaces")]
+ORPHAN_OWNERS = {"Pod": RS, "ReplicaSet": DEPLOY}
 
 
 class Controllers:
@@ -40,6 +44,7 @@ class Controllers:
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
+        self.namespaces = NamespaceController(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -55,6 +60,12 @@ class Controllers:
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("controller"):
                     self.pending.add((ref["kind"], ns, ref["name"]))
+            if ev.type != "DELETED" and kind in ORPHAN_OWNERS and controller_of(ev.obj) is None:
+                # an orphan: the controllers whose selector matches it may adopt it (getPodReplicaSets)
+                owner_res = ORPHAN_OWNERS[kind]
+                for o in self.store.list(owner_res, ns):
+                    if selector_matches((o.get("spec") or {}).get("selector"), ev.obj):
+                        self.pending.add((owner_res.kind, ns, o["metadata"]["name"]))
             if (
                 kind == "Pod"
                 and ev.type != "DELETED"
@@ -62,6 +73,8 @@ class Controllers:
                 and not meta.get("deletionTimestamp")
             ):
                 self.pending.add(("Schedule", ns, meta["name"]))
+        elif kind == "Namespace" and meta.get("deletionTimestamp") and ev.type != "DELETED":
+            self.pending.add(("Namespace", "", meta["name"]))
         elif kind == "Node":
             for d in self.store.list(DS):
                 self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
@@ -77,6 +90,9 @@ class Controllers:
         for res in (DEPLOY, STS, DS):
             for d in self.store.list(res):
                 self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
+        for n in self.store.list(NAMESPACES):  # a terminating namespace waits for its pods to stop
+            if n["metadata"].get("deletionTimestamp"):
+                self.pending.add(("Namespace", "", n["metadata"]["name"]))
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
@@ -96,6 +112,8 @@ class Controllers:
                 self.daemonsets.reconcile(ns, name)
             elif kind == "Job":
                 self.jobs.reconcile(ns, name)
+            elif kind == "Namespace":
+                self.namespaces.reconcile(name)
             elif kind == "Schedule":
                 schedule(self.store, ns, name, events=self.scheduler_events)
         return worked

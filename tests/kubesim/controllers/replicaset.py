@@ -10,6 +10,7 @@ from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj
 from .podutil import SAFE, controller_ref, has_owner_ref, is_active, is_ready, parse_time
+from .refmanager import claim
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -30,8 +31,8 @@ class ReplicaSetController:
         rs = self.store.find(RS, ns, name)
         if rs is None or rs["metadata"].get("deletionTimestamp"):
             return
-        pods = [p for p in self.store.list(PODS, ns) if has_owner_ref(p, rs)]
-        active = [p for p in pods if is_active(p)]
+        # FilterActivePods, then claimPods: adopt matching orphans, release what no longer matches
+        active = claim(self.store, PODS, rs, [p for p in self.store.list(PODS, ns) if is_active(p)])
         want = int(rs["spec"].get("replicas", 1))
         if len(active) < want:
             for _ in range(want - len(active)):

@@ -26,6 +26,7 @@ class ApiError(Exception):
         self.list_meta = list_meta or {}
 
     def status(self) -> dict[str, Any]:
+        """metav1.Status in its Go field order (details before code), as the apiserver encodes it."""
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -33,10 +34,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         if self.details is not None:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
     # -- constructors with the real texts ---------------------------------
@@ -44,6 +45,19 @@ class ApiError(Exception):
     def not_found(cls, res: Resource, name: str) -> ApiError:
         det = _details(res, name)
         return cls(404, "NotFound", f'{res.qualified} "{name}" not found', det)
+
+    @classmethod
+    def no_route(cls) -> ApiError:
+        """A path no handler serves (an unknown resource or subresource): go-restful's 404, made by
+        apierrors.NewGenericServerResponse with an empty resource, so `details` is `{}`. Clients
+        rely on it: `kubectl debug` reads an empty details.name as "ephemeral containers are
+        disabled" (a nil details made it panic)."""
+        return cls(404, "NotFound", "the server could not find the requested resource", {})
+
+    @classmethod
+    def method_not_allowed(cls) -> ApiError:
+        """go-restful's 405 for a route without that method (NewGenericServerResponse: `details` {})."""
+        return cls(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
     @classmethod
     def already_exists(cls, res: Resource, name: str) -> ApiError:
@@ -121,11 +135,10 @@ class ApiError(Exception):
             f'{subject} is forbidden: User "{user}" cannot {verb} resource "{resource}" '
             f'in API group "{res.group}" {scope}'
         )
-        det: dict[str, Any] = {"kind": res.plural}
-        if name:
-            det["name"] = name
+        det: dict[str, Any] = {"name": name} if name else {}
         if res.group:
             det["group"] = res.group
+        det["kind"] = res.plural
         return cls(403, "Forbidden", msg, det)
 
     @classmethod
@@ -217,8 +230,9 @@ class ApiError(Exception):
 
 
 def _details(res: Resource, name: str) -> dict[str, Any]:
-    """The StatusDetails every per-object error carries."""
-    det: dict[str, Any] = {"name": name, "kind": res.plural}
+    """The StatusDetails every per-object error carries, in the Go struct's order (name, group, kind)."""
+    det: dict[str, Any] = {"name": name}
     if res.group:
         det["group"] = res.group
+    det["kind"] = res.plural
     return det

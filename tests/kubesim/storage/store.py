@@ -70,6 +70,9 @@ class Store:
         self.history = History(knobs, self.rv)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
+        # admission: each checks (and may default) an object about to be written, `old` None on a
+        # create; raising ApiError refuses the write. Status writes are not admitted here.
+        self.admission: list[Callable[[Resource, Obj, Obj | None], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -114,6 +117,7 @@ class Store:
         key = self._key(res, namespace, name)
         if key in self.objects:
             raise ApiError.already_exists(res, name)
+        self.admit(res, obj, None)
         if res.namespaced:
             if (
                 res.plural != "namespaces"
@@ -184,6 +188,8 @@ class Store:
                     raise ApiError.immutable(res.kind, name, fld)
             if not new.get("immutable"):
                 raise ApiError.immutable(res.kind, name, "immutable")
+        if subresource != "status":
+            self.admit(res, new, cur)
         if res.kind in _GENERATION_KINDS:
             gen = cur["metadata"].get("generation", 1)
             if new.get("spec") != cur.get("spec"):
@@ -200,6 +206,19 @@ class Store:
         self._stamp(new)
         self.objects[key] = new
         self._emit("MODIFIED", res, namespace, new, cur)
+        return new
+
+    def replace(self, res: Resource, namespace: str, obj: Obj) -> Obj:
+        """Store `obj` as given, server-owned metadata included (the apiserver's own writes, such as
+        a deletionTimestamp); no admission, no conflict check."""
+        key = self._key(res, namespace, obj["metadata"]["name"])
+        old = self.objects.get(key)
+        if old is None:
+            raise ApiError.not_found(res, obj["metadata"]["name"])
+        new = copy.deepcopy(obj)
+        self._stamp(new)
+        self.objects[key] = new
+        self._emit("MODIFIED", res, namespace, new, old)
         return new
 
     def remove(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -230,6 +249,11 @@ class Store:
         if new == cur:
             return cur
         return self.update(res, namespace, new, subresource="status" if status else "")
+
+    def admit(self, res: Resource, obj: Obj, old: Obj | None) -> None:
+        """Run the admission list (a dry run calls this without storing)."""
+        for check in list(self.admission):
+            check(res, obj, old)
 
     # -- internals ---------------------------------------------------------
     @staticmethod

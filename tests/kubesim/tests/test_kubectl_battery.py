@@ -56,6 +56,7 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "namespaces", shows="kube-system"),
         # imperative creation (protobuf bodies)
         s("create", "namespace", "battery", shows="namespace/battery created"),
+        s("create", "deployment", "inns", "-n", "battery", "--image=debian", "--", "sleep", "infinity", shows="created"),
         s("create", "deployment", "web", "--image=nginx", "--replicas=2", shows="deployment.apps/web created"),
         s("create", "configmap", "cfg", "--from-literal=a=1", shows="configmap/cfg created"),
         s("create", "secret", "generic", "sec", "--from-literal=b=2", shows="secret/sec created"),
@@ -125,6 +126,15 @@ def steps(tmp: Path) -> list[Step]:
         s("patch", "deployment", "web", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":1}]', shows="patched"),
         s("patch", "deployment", "web", "--type=merge", "-p", '{"metadata":{"labels":{"m":"1"}}}', shows="patched"),
         s("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.labels.m}", shows="1/1"),
+        # the apiserver's validation and defaults
+        s("patch", "deployment", "web", "-p", '{"spec":{"replicas":-1}}', shows="Invalid value: -1: must be greater than or equal to 0", code=1),
+        s("patch", "deployment", "web", "-p", '{"spec":{"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}}}}}', shows="spec.selector: Invalid value: v1.LabelSelector{", code=1),
+        s("get", "pod", "solo", "-o", "jsonpath={.spec.enableServiceLinks}/{.spec.containers[0].terminationMessagePath}", shows="true//dev/termination-log"),
+        s("get", "--raw", "/api/v1/namespaces/default/pods/solo/nosuchsubresource", shows="NotFound", code=1),
+        # ownership: orphaned pods are adopted by the ReplicaSet the deployment makes again
+        s("delete", "rs", "-l", "app=web", "--cascade=orphan", shows="deleted"),
+        s("rollout", "status", "deployment/web", "--timeout=60s", shows="successfully rolled out"),
+        s("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.ownerReferences[0].kind}", shows="ReplicaSet"),
         # events
         s("get", "events", shows="Scheduled"),
         s("events", shows="Started"),
@@ -141,6 +151,7 @@ def steps(tmp: Path) -> list[Step]:
         s("wait", "--for=condition=complete", "job/once", "--timeout=60s", shows="condition met"),
         s("get", "jobs", shows="1/1"),
         s("logs", "job/once"),
+        s("set", "image", "job/once", "once=busybox:1.37", shows="spec.template: Invalid value: core.PodTemplateSpec{", code=1),
         s("diff", "-f", cm),  # nothing changed: exit 0
         s("explain", "deployment.spec", shows="replicas"),
         s("explain", "pods.spec.containers", shows="image"),
@@ -153,6 +164,9 @@ def steps(tmp: Path) -> list[Step]:
         s("delete", "deployment", "web", shows="deleted"),
         s("delete", "configmap", "-l", "tier=battery", shows="deleted"),
         s("delete", "namespace", "battery", shows="deleted"),
+        s("get", "pods", "-n", "battery", shows="No resources found in battery namespace."),
+        s("get", "namespace", "battery", code=1),
+        s("delete", "namespace", "default", shows="this namespace may not be deleted", code=1),
     ]
 
 

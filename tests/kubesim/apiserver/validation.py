@@ -1,0 +1,218 @@
+"""The apiserver's validation of what is written, with its texts: field errors formatted as
+apimachinery's `field.Error.ErrorBody` (pkg/util/validation/field/errors.go) and gathered into one
+422 as `apierrors.NewInvalid` does (`Deployment.apps "web" is invalid: [a, b]`).
+
+What it checks, each traced from kubernetes/kubernetes:
+- pkg/apis/core/validation/validation.go: `validateContainerCommon` (an empty image is
+  `Required value`), `ValidateVolumeMounts` (a mount naming no volume is `Not found: "data"`),
+  `ValidateNonnegativeField` (`must be greater than or equal to 0`), `ValidateImmutableField`
+  (`field is immutable`, the new value shown with Go's `%#v`);
+- pkg/apis/apps/validation/validation.go: replicas of Deployments, ReplicaSets and StatefulSets;
+  `ValidateStatefulSetUpdate` (only some spec fields may change: `spec: Forbidden: updates to
+  statefulset spec for fields other than ...`);
+- pkg/registry/apps/{deployment,replicaset}/strategy.go `ValidateUpdate`: `spec.selector` is
+  immutable in apps/v1;
+- pkg/apis/batch/validation/validation.go `ValidateJobSpecUpdate`: completions, selector and the
+  pod template are immutable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..storage.errors import ApiError
+from ..storage.resources import Resource
+from ..storage.store import Obj
+
+# field.ErrorType -> metav1.CauseType (apimachinery field/errors.go)
+_CAUSES = {
+    "Required value": "FieldValueRequired",
+    "Invalid value": "FieldValueInvalid",
+    "Not found": "FieldValueNotFound",
+    "Forbidden": "FieldValueForbidden",
+    "Unsupported value": "FieldValueNotSupported",
+    "Duplicate value": "FieldValueDuplicate",
+}
+_NO_VALUE = ("Required value", "Forbidden")  # ErrorBody prints no value for these
+NONNEGATIVE = "must be greater than or equal to 0"
+IMMUTABLE = "field is immutable"
+STS_FORBIDDEN = (
+    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+    "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
+    "'minReadySeconds' are forbidden"
+)
+# the StatefulSet spec fields an update may change (ValidateStatefulSetUpdate's clone)
+_STS_MUTABLE = (
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+)
+_WITH_REPLICAS = ("Deployment", "ReplicaSet", "StatefulSet")
+
+
+class GoValue(str):
+    """A value already rendered as Go's `%#v` prints it (structs in `field is immutable`)."""
+
+
+@dataclass(frozen=True)
+class FieldError:
+    field: str
+    type: str
+    value: Any = None
+    detail: str = ""
+
+    def body(self) -> str:
+        """field.Error.ErrorBody: the type, the bad value (if the type shows one), the detail."""
+        s = self.type
+        if self.type not in _NO_VALUE:
+            v = self.value
+            if isinstance(v, GoValue):
+                s += f": {v}"
+            elif isinstance(v, bool):
+                s += f": {str(v).lower()}"
+            elif isinstance(v, int | float):
+                s += f": {v}"
+            elif v is None:
+                s += ": null"
+            else:
+                s += f": {json.dumps(str(v))}"
+        if self.detail:
+            s += f": {self.detail}"
+        return s
+
+    def text(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+
+def invalid(res: Resource, name: str, errs: list[FieldError]) -> ApiError:
+    """apierrors.NewInvalid: one cause per field error; the message aggregates them
+    (utilerrors.NewAggregate: one error as is, several in brackets, duplicates dropped)."""
+    texts: list[str] = []
+    for e in errs:
+        if e.text() not in texts:
+            texts.append(e.text())
+    shown = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    kind = f"{res.kind}.{res.group}" if res.group else res.kind
+    details: dict[str, Any] = {"name": name}
+    if res.group:
+        details["group"] = res.group
+    details["kind"] = res.kind
+    details["causes"] = [{"reason": _CAUSES[e.type], "message": e.body(), "field": e.field} for e in errs]
+    return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {shown}', details)
+
+
+def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
+    """The Store's admission hook: validate a create (`old` None) or an update; raise the 422."""
+    errs = validate_object(res.kind, obj)
+    if old is not None:
+        errs += validate_update(res.kind, obj, old)
+    if errs:
+        raise invalid(res, (obj.get("metadata") or {}).get("name", ""), errs)
+
+
+def validate_object(kind: str, obj: Obj) -> list[FieldError]:
+    """ValidateDeployment/ReplicaSet/StatefulSet/DaemonSet/Job/Pod: the checks kubesim makes."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    errs: list[FieldError] = []
+    if kind in _WITH_REPLICAS:
+        replicas = spec.get("replicas")
+        if isinstance(replicas, int) and replicas < 0:
+            errs.append(FieldError("spec.replicas", "Invalid value", replicas, NONNEGATIVE))
+    if kind == "Pod":
+        errs += pod_spec_errors(spec, "spec")
+    elif kind in (*_WITH_REPLICAS, "DaemonSet", "Job"):
+        template = spec.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            errs += pod_spec_errors(template["spec"], "spec.template.spec")
+    return errs
+
+
+def pod_spec_errors(spec: Obj, path: str) -> list[FieldError]:
+    """ValidatePodSpec's container checks: containers, then initContainers (validateContainers,
+    validateInitContainers), each image required and each mount naming a declared volume."""
+    volumes = {v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    errs: list[FieldError] = []
+    for group in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(group) or []):
+            if not isinstance(c, dict):
+                continue
+            at = f"{path}.{group}[{i}]"
+            if not c.get("image"):
+                errs.append(FieldError(f"{at}.image", "Required value"))
+            for j, m in enumerate(c.get("volumeMounts") or []):
+                name = (m or {}).get("name") or ""
+                if not name:
+                    errs.append(FieldError(f"{at}.volumeMounts[{j}].name", "Required value"))
+                elif name not in volumes:
+                    errs.append(FieldError(f"{at}.volumeMounts[{j}].name", "Not found", name))
+    return errs
+
+
+def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
+    """The update-only checks: immutable selectors, the StatefulSet's frozen spec, a Job's template."""
+    spec, was = new.get("spec") or {}, old.get("spec") or {}
+    errs: list[FieldError] = []
+    if kind in ("Deployment", "ReplicaSet") and spec.get("selector") != was.get("selector"):
+        errs.append(
+            FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
+        )
+    if kind == "StatefulSet":
+        rest = {k: v for k, v in spec.items() if k not in _STS_MUTABLE}
+        rest_was = {k: v for k, v in was.items() if k not in _STS_MUTABLE}
+        if rest != rest_was:
+            errs.append(FieldError("spec", "Forbidden", detail=STS_FORBIDDEN))
+    if kind == "Job":
+        if spec.get("completions") != was.get("completions"):
+            errs.append(FieldError("spec.completions", "Invalid value", spec.get("completions"), IMMUTABLE))
+        if spec.get("selector") != was.get("selector"):
+            errs.append(
+                FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
+            )
+        if spec.get("template") != was.get("template"):
+            # the apiserver dumps the whole internal core.PodTemplateSpec with %#v (some 3 KB of
+            # Go syntax); kubesim shows its type and elides the fields
+            errs.append(
+                FieldError("spec.template", "Invalid value", GoValue("core.PodTemplateSpec{...}"), IMMUTABLE)
+            )
+    return errs
+
+
+def label_selector(sel: Any) -> GoValue:
+    """A *metav1.LabelSelector as field.Error prints it: dereferenced, then `%#v`."""
+    if not isinstance(sel, dict):
+        return GoValue("null")
+    labels = sel.get("matchLabels")
+    if labels is None:
+        shown_labels = "map[string]string(nil)"
+    else:
+        pairs = ", ".join(f"{_q(k)}:{_q(v)}" for k, v in sorted(labels.items()))
+        shown_labels = f"map[string]string{{{pairs}}}"
+    exprs = sel.get("matchExpressions")
+    if exprs is None:
+        shown_exprs = "[]v1.LabelSelectorRequirement(nil)"
+    else:
+        items = []
+        for e in exprs:
+            values = e.get("values")
+            shown_values = (
+                "[]string(nil)" if values is None else "[]string{" + ", ".join(_q(v) for v in values) + "}"
+            )
+            items.append(
+                f"v1.LabelSelectorRequirement{{Key:{_q(e.get('key', ''))}, "
+                f"Operator:{_q(e.get('operator', ''))}, Values:{shown_values}}}"
+            )
+        shown_exprs = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
+    return GoValue(f"v1.LabelSelector{{MatchLabels:{shown_labels}, MatchExpressions:{shown_exprs}}}")
+
+
+def _q(s: Any) -> str:
+    """Go's %q of a string (ASCII cases: json.dumps agrees)."""
+    return json.dumps(str(s))
