@@ -67,6 +67,13 @@ class Knobs:
     # the Job controller's pod failure back-off: a failed pod is replaced after this, doubling
     # per failure up to 10 minutes (DefaultJobPodFailureBackOff, 10 s on a real cluster)
     job_backoff: float = 10.0
+    # Image pulls (node/registry.py): kubesim's registries hold the images of images.PUBLISHED;
+    # a host listed in `registries` is reachable and holds every repository and tag asked of it
+    # (a test's private registry); any other host fails its DNS lookup. Images whose name holds
+    # one of `bad_image_markers` are missing wherever they are. `node_images` are on every node
+    # at boot (as `kind load docker-image` puts them), for imagePullPolicy Never
+    registries: tuple[str, ...] = ()
+    node_images: tuple[str, ...] = ()
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     # a fault: an image whose process, whatever it is asked to run, fails at once (exit 1)
     crash_image_markers: tuple[str, ...] = ("crashloop",)

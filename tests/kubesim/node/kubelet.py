@@ -34,9 +34,10 @@ from .environment import (
     resolve_env,
     service_env,
 )
-from .images import NoCommand, home, lookup, process_args, pull_policy
+from .images import NoCommand, home, lookup, process_args
 from .objectcache import ObjectCache
 from .probes import probe_container
+from .puller import ImagePuller
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
 from .status import apply_status
@@ -62,8 +63,7 @@ class Kubelet:
         self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
         self.recorder = Recorder(cluster.store, "kubelet", node)
-        self.images: set[str] = set()  # images pulled on this node
-        self.pull_backoff: dict[str, tuple[float, float]] = {}  # pod uid + image -> (back-off, since)
+        self.puller = ImagePuller(cluster.knobs.node_images)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -259,7 +259,14 @@ class Kubelet:
         policy = policy or rt.pod["spec"].get("restartPolicy", "Always")
         loop = asyncio.get_running_loop()
         while not rt.stopping:
-            if not await self._ensure_image(rt, c, crt):
+            if not await self.puller.ensure(
+                rt,
+                c,
+                crt,
+                knobs=self.cluster.knobs,
+                event=lambda t, reason, msg: self._event(rt, c, t, reason, msg),
+                waiting=lambda reason, msg: self._waiting(rt, crt, reason, msg),
+            ):
                 continue
             try:
                 env = self._container_env(rt, c)
@@ -404,63 +411,6 @@ class Kubelet:
     def _waiting(self, rt: PodRuntime, crt: ContainerRuntime, reason: str, message: str) -> None:
         crt.state, crt.reason, crt.message = "waiting", reason, message
         self._publish(rt)
-
-    async def _ensure_image(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> bool:
-        """kuberuntime's image puller (pkg/kubelet/images/image_manager.go EnsureImageExists):
-        `Pulled` (already present) or `Pulling` + `Pulled`; a failed pull is ErrImagePull, then
-        ImagePullBackOff for the pod's image back-off (10 s doubling to 5 min, the same knobs)."""
-        image = crt.image
-        policy = pull_policy(image, c.get("imagePullPolicy"))
-        present = image in self.images
-        if (
-            policy == "Never"
-            and not present
-            and not any(m in image for m in self.cluster.knobs.bad_image_markers)
-        ):
-            present = True  # kubesim's images are all "on the machine" unless they cannot be pulled
-        if present and policy != "Always":
-            self._event(rt, c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
-            return True
-        knobs = self.cluster.knobs
-        loop = asyncio.get_running_loop()
-        key = f"{rt.uid}_{image}"
-        backoff, at = self.pull_backoff.get(key, (0.0, 0.0))
-        if backoff and loop.time() - at < backoff:
-            self._waiting(rt, crt, "ImagePullBackOff", f'Back-off pulling image "{image}"')
-            self._event(rt, c, "Normal", "BackOff", f'Back-off pulling image "{image}"')
-            self._event(rt, c, "Warning", "Failed", "Error: ImagePullBackOff")
-            await asyncio.sleep(max(0.0, min(at + backoff - loop.time(), 10.0)))
-            return False
-        self._event(rt, c, "Normal", "Pulling", f'Pulling image "{image}"')
-        t0 = loop.time()
-        if any(m in image for m in knobs.bad_image_markers):
-            ref = image if "/" in image.split(":", 1)[0] else f"docker.io/library/{image}"
-            err = (
-                f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
-                f'failed to resolve reference "{ref}": {ref}: not found'
-            )
-            self._event(rt, c, "Warning", "Failed", f'Failed to pull image "{image}": {err}')
-            self._event(rt, c, "Warning", "Failed", "Error: ErrImagePull")
-            step = (
-                knobs.crashloop_backoff_initial
-                if not backoff
-                else min(backoff * 2, knobs.crashloop_backoff_max)
-            )
-            self.pull_backoff[key] = (step, loop.time())
-            self._waiting(rt, crt, "ErrImagePull", err)
-            await asyncio.sleep(min(1.0, step))
-            return False
-        self.images.add(image)
-        took = go_duration(int((loop.time() - t0) * 1000) / 1000)
-        size = lookup(image).size
-        self._event(
-            rt,
-            c,
-            "Normal",
-            "Pulled",
-            f'Successfully pulled image "{image}" in {took} ({took} including waiting). Image size: {size} bytes.',
-        )
-        return True
 
     # -- volume refresh ------------------------------------------------------------
     async def _sync_loop(self) -> None:
