@@ -11,6 +11,7 @@ from ..storage.store import Event, Obj
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
+from .podutil import is_active
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
@@ -35,6 +36,7 @@ class Controllers:
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen: set[tuple[str, str]] = set()
         self.scheduler_events = Recorder(self.store, "default-scheduler")
+        self.unschedulable: set[tuple[str, str]] = set()  # pods the scheduler found no node for
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
@@ -62,15 +64,24 @@ class Controllers:
                 and not meta.get("deletionTimestamp")
             ):
                 self.pending.add(("Schedule", ns, meta["name"]))
+            elif kind == "Pod" and (ev.type == "DELETED" or not is_active(ev.obj)):
+                self._retry_unschedulable()  # a bound pod left or ended: its room is free again
         elif kind == "Node":
             for d in self.store.list(DS):
                 self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
-            for p in self.store.list(PODS):
-                if not p["spec"].get("nodeName"):
-                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
+            self._retry_unschedulable()
+        elif kind == "PersistentVolumeClaim":
+            self.pending.add(("Provision", ns, meta["name"]))
+            self._retry_unschedulable()
         if ev.type == "DELETED":
             self._collect_garbage(ev.obj)
         self.cluster.wake()
+
+    def _retry_unschedulable(self) -> None:
+        """The scheduling queue moves unschedulable pods back to be tried on a cluster event that
+        may make them fit (a node, a pod leaving its node, a claim)."""
+        for ns, name in self.unschedulable:
+            self.pending.add(("Schedule", ns, name))
 
     def tick(self) -> None:
         """Periodic resync: progress deadlines and availability depend on the clock."""
@@ -97,7 +108,10 @@ class Controllers:
             elif kind == "Job":
                 self.jobs.reconcile(ns, name)
             elif kind == "Schedule":
-                schedule(self.store, ns, name, events=self.scheduler_events)
+                if schedule(self.store, ns, name, events=self.scheduler_events):
+                    self.unschedulable.discard((ns, name))
+                else:
+                    self.unschedulable.add((ns, name))
         return worked
 
     # -- garbage collection -----------------------------------------------------

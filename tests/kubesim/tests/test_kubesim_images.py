@@ -142,8 +142,9 @@ def test_a_registry_nobody_runs_fails_its_lookup_and_one_the_knob_lists_pulls(
     cluster.apply(deployment("private", replicas=1, image="registry.example.com/team/app:1"))
     cluster.apply(deployment("corp", replicas=1, image="registry.corp.example:5000/team/app:7"))
     cluster.wait_for(lambda: _waiting(cluster, "private") == "ErrImagePull", timeout=30, what="ErrImagePull")
-    assert "lookup registry.example.com on 127.0.0.53:53: no such host" in (
-        _container(cluster, "private")["state"]["waiting"]["message"]
+    assert (
+        "lookup registry.example.com on 127.0.0.53:53: no such host"
+        in (_container(cluster, "private")["state"]["waiting"]["message"])
     )
     cluster.wait_rollout("corp", timeout=60)  # Knobs.registries: reachable, it holds any tag
 
@@ -177,4 +178,3 @@ def test_an_image_name_the_kubelet_cannot_parse_is_invalid_image_name(cluster: C
         'Failed to apply default image tag "Busybox:1.36": couldn\'t parse image name "Busybox:1.36": '
         "invalid reference format: repository name (library/Busybox) must be lowercase"
     )
-
