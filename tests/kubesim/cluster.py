@@ -30,6 +30,7 @@ from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
 from .apiserver.server import ApiServer
 from .apiserver.services import admit_service, install_default_service
+from .controllers.binder import install_default_class
 from .controllers.endpoints import EndpointsController
 from .controllers.manager import Controllers
 from .knobs import Fault, Knobs, Requests
@@ -131,6 +132,7 @@ class Cluster:
             )
             self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
         install_default_service(self.store)
+        install_default_class(self.store)
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)

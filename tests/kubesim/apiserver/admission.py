@@ -14,6 +14,7 @@ from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.selection import labels_match, selector_from_match
 from ..storage.store import Obj
+from .claims import default_claim
 
 if TYPE_CHECKING:
     from ..knobs import Knobs
@@ -62,6 +63,8 @@ def prepare(res: Resource, obj: Obj) -> None:
         labels = obj.setdefault("metadata", {}).get("labels") or {}
         labels["kubernetes.io/metadata.name"] = name
         obj["metadata"]["labels"] = labels
+    if kind == "PersistentVolumeClaim":
+        default_claim(obj)
     if kind == "Deployment":
         spec = obj.setdefault("spec", {})
         spec.setdefault("replicas", 1)

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from ..storage.resources import Resource
+from .tables_storage import STORAGE_COLUMNS
 
 Obj = dict[str, Any]
 
@@ -540,13 +541,17 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
 
 
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
-    cols, row = COLUMNS.get(
-        res.plural,
-        (
-            [_col("Name", fmt="name"), _col("Age")],
-            lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
-        ),
-    )
+    if res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
+        cols, storage_row = STORAGE_COLUMNS[res.plural]
+        row = lambda o: storage_row(o, human_age(o["metadata"].get("creationTimestamp")))  # noqa: E731
+    else:
+        cols, row = COLUMNS.get(
+            res.plural,
+            (
+                [_col("Name", fmt="name"), _col("Age")],
+                lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
+            ),
+        )
     rows = []
     for o in items:
         if include == "Object":

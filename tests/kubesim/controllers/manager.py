@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
+from .binder import VolumeBinder
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
@@ -26,6 +27,7 @@ STS = BY_PATH[("apps", "statefulsets")]
 DS = BY_PATH[("apps", "daemonsets")]
 REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 JOBS = BY_PATH[("batch", "jobs")]
+PVCS = BY_PATH[("", "persistentvolumeclaims")]
 
 
 class Controllers:
@@ -42,6 +44,7 @@ class Controllers:
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
+        self.binder = VolumeBinder(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -71,8 +74,15 @@ class Controllers:
                 self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
             self._retry_unschedulable()
         elif kind == "PersistentVolumeClaim":
-            self.pending.add(("Provision", ns, meta["name"]))
+            if ev.type == "DELETED":
+                self.binder.released(ev.obj)
+            else:
+                self.pending.add(("Claim", ns, meta["name"]))
             self._retry_unschedulable()
+        elif kind == "PersistentVolume" and ev.type != "DELETED":
+            for c in self.store.list(PVCS):  # a new volume may fit a waiting claim
+                if not c["spec"].get("volumeName"):
+                    self.pending.add(("Claim", c["metadata"]["namespace"], c["metadata"]["name"]))
         if ev.type == "DELETED":
             self._collect_garbage(ev.obj)
         self.cluster.wake()
@@ -107,6 +117,8 @@ class Controllers:
                 self.daemonsets.reconcile(ns, name)
             elif kind == "Job":
                 self.jobs.reconcile(ns, name)
+            elif kind == "Claim":
+                self.binder.reconcile(ns, name)
             elif kind == "Schedule":
                 if schedule(self.store, ns, name, events=self.scheduler_events):
                     self.unschedulable.discard((ns, name))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..record import Recorder, container_ref, go_duration
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
+from .claims import claim_dir
 from .containers import ContainerRuntime, PodRuntime
 from .environment import (
     ConfigError,
@@ -233,6 +234,9 @@ class Kubelet:
 
     def _setup_volumes(self, rt: PodRuntime) -> None:
         for v in rt.pod["spec"].get("volumes") or []:
+            if "persistentVolumeClaim" in v:
+                rt.volumes[v["name"]] = claim_dir(self.cluster.store, rt.pod, v, self.cluster.root)
+                continue
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
             files = volume_files(self.cache, rt.pod, v)

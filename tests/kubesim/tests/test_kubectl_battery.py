@@ -32,8 +32,16 @@ data: {k: v}
 """
 
 
+PVC = """apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: battery-data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
+"""
+
+
 def steps(tmp: Path) -> list[Step]:
     (tmp / "cm.yaml").write_text(CM)
+    (tmp / "pvc.yaml").write_text(PVC)
     (tmp / "ssa.yaml").write_text(CM.replace("from-file", "ssa"))
     cm = str(tmp / "cm.yaml")
     return [
@@ -180,6 +188,19 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "serviceaccounts", shows="bot"),
         s("get", "roles,rolebindings", shows="reader"),
         s("get", "controllerrevisions"),
+        # storage: the default class provisions and binds a claim
+        s("get", "storageclass", shows="standard (default)"),
+        s("create", "-f", str(tmp / "pvc.yaml"), shows="persistentvolumeclaim/battery-data created"),
+        s(
+            "wait",
+            "--for=jsonpath={.status.phase}=Bound",
+            "pvc/battery-data",
+            "--timeout=60s",
+            shows="condition met",
+        ),
+        s("get", "pvc", shows="RWO"),
+        s("get", "pv", shows="default/battery-data"),
+        s("describe", "pvc", "battery-data", shows="ProvisioningSucceeded"),
         s("get", "replicasets", "-l", "app=web", shows="web-"),
         s("wait", "--for=condition=complete", "job/once", "--timeout=60s", shows="condition met"),
         s("get", "jobs", shows="1/1"),
