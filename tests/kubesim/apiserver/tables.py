@@ -119,8 +119,19 @@ def _pod_row(o: Obj) -> list[Any]:
         st.get("podIP") or "<none>",
         o["spec"].get("nodeName") or "<none>",
         "<none>",
-        "<none>",
+        _readiness_gates(o),
     ]
+
+
+def _readiness_gates(o: Obj) -> str:
+    """printPod's READINESS GATES: `true/all` of the pod's readinessGates conditions."""
+    gates = [g.get("conditionType") for g in o["spec"].get("readinessGates") or []]
+    if not gates:
+        return "<none>"
+    true = {
+        c.get("type") for c in (o.get("status") or {}).get("conditions") or [] if c.get("status") == "True"
+    }
+    return f"{sum(1 for g in gates if g in true)}/{len(gates)}"
 
 
 def _event_row(o: Obj) -> list[Any]:

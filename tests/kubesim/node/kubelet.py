@@ -35,6 +35,7 @@ from .environment import (
     resolve_env,
     service_env,
 )
+from .hooks import run_handler
 from .images import NoCommand, home, lookup, process_args
 from .objectcache import ObjectCache
 from .probes import probe_container
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
+HOOK_TIMEOUT = 300.0  # upstream runs postStart without a timeout; a hook hanging this long is stopped
 SERVICES = BY_PATH[("", "services")]
 
 
@@ -112,6 +114,8 @@ class Kubelet:
             return
         if rt is not None:
             rt.pod = pod
+            if pod["spec"].get("readinessGates") and not rt.stopping:
+                self._publish(rt)  # a readiness gate's condition may have changed: Ready again
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
                 rt.stopping = True
                 grace = int(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
@@ -313,7 +317,9 @@ class Kubelet:
                 crt.started_at = "1970-01-01T00:00:00Z"
             else:
                 self._event(rt, c, "Normal", "Started", f"Started container {c['name']}")
-                code, reason, message = await self._run(rt, c, crt)
+                crt.hook_error = ""
+                hooked = await self._post_start(rt, c, crt)
+                code, reason, message = hooked or await self._run(rt, c, crt)
             finished = loop.time()
             crt.prev_exit, crt.last_exit = (
                 crt.last_exit,
@@ -379,7 +385,50 @@ class Kubelet:
         grace = probe.get("terminationGracePeriodSeconds")
         if grace is None:
             grace = rt.pod["spec"].get("terminationGracePeriodSeconds", 30)
-        asyncio.get_running_loop().create_task(_stop(crt.proc, float(grace)))
+        asyncio.get_running_loop().create_task(self._halt(rt, c["name"], crt.proc, float(grace)))
+
+    async def _halt(self, rt: PodRuntime, name: str, proc: asyncio.subprocess.Process, grace: float) -> None:
+        """killContainer for one container: its preStop hook, then SIGTERM for what is left of
+        the grace period, then SIGKILL."""
+        await _stop(proc, await self._pre_stop(rt, name, grace))
+
+    async def _pre_stop(self, rt: PodRuntime, name: str, grace: float) -> float:
+        """executePreStopHook: run the container's preStop hook for at most `grace` seconds
+        (`FailedPreStopHook` if it fails); returns the grace left, at least 2 s after a hook
+        (minimumGracePeriodInSeconds)."""
+        specs = (rt.pod["spec"].get("initContainers") or []) + (rt.pod["spec"].get("containers") or [])
+        c = next((x for x in specs if x["name"] == name), None)
+        crt = rt.containers.get(name)
+        hook = ((c or {}).get("lifecycle") or {}).get("preStop")
+        if c is None or crt is None or not hook or grace <= 0:
+            return grace
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        with contextlib.suppress(TimeoutError):
+            run = run_handler(rt, c, crt, hook, pool=self.cluster.dial_pool, timeout=grace)
+            if await asyncio.wait_for(run, grace):
+                self._event(rt, c, "Warning", "FailedPreStopHook", "PreStopHook failed")
+        return max(grace - int(loop.time() - t0), 2.0)
+
+    async def _post_start(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> tuple[int, str, str] | None:
+        """startContainer's step 4: the postStart hook, the container not `running` until it
+        returns; a failure records `FailedPostStartHook` and kills the container (`Killing`
+        FailedPostStartHook), which is then restarted per restartPolicy. Returns its end then."""
+        hook = (c.get("lifecycle") or {}).get("postStart")
+        proc = crt.proc
+        if not hook or proc is None:
+            return None
+        msg = await run_handler(rt, c, crt, hook, pool=self.cluster.dial_pool, timeout=HOOK_TIMEOUT)
+        if not msg or proc.returncode is not None or rt.stopping:
+            return None
+        self._event(rt, c, "Warning", "FailedPostStartHook", "PostStartHook failed")
+        self._event(rt, c, "Normal", "Killing", "FailedPostStartHook")
+        crt.hook_error = msg
+        grace = float(rt.pod["spec"].get("terminationGracePeriodSeconds", 30))
+        await self._halt(rt, c["name"], proc, grace)
+        code = exit_code(await proc.wait())
+        close_stdin(crt)
+        return code, "Error" if code else "Completed", ""
 
     async def _back_off(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, finished: float) -> None:
         """kuberuntime_manager.go doBackOff with the kubelet's flowcontrol.Backoff (10 s doubling
@@ -393,11 +442,13 @@ class Kubelet:
             crt.backoff = 0.0  # the entry expired (hasExpired): start again from the initial delay
         if crt.backoff and loop.time() - finished < crt.backoff:
             pod = f"{rt.name}_{rt.namespace}({rt.uid})"
+            # the kubelet's reason cache: a failed postStart hook's error until the next start
             self._waiting(
                 rt,
                 crt,
-                "CrashLoopBackOff",
-                f"back-off {go_duration(crt.backoff)} restarting failed container={c['name']} pod={pod}",
+                "PostStartHookError" if crt.hook_error else "CrashLoopBackOff",
+                crt.hook_error
+                or f"back-off {go_duration(crt.backoff)} restarting failed container={c['name']} pod={pod}",
             )
             until = finished + crt.backoff
             while not rt.stopping and loop.time() < until:
@@ -455,6 +506,9 @@ class Kubelet:
                 self.recorder.event(
                     container_ref(rt.pod, name), "Normal", "Killing", f"Stopping container {name}"
                 )
+        # each container's preStop hook first, within the grace period (what it takes is taken off)
+        left = await asyncio.gather(*(self._pre_stop(rt, name, grace) for name, _ in running))
+        grace = min(left, default=grace)
         procs = [p for _, p in running]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
