@@ -37,6 +37,7 @@ from .environment import (
 )
 from .hooks import run_handler
 from .images import NoCommand, home, lookup, process_args
+from .memory import memory_limit, watch_memory
 from .objectcache import ObjectCache
 from .probes import probe_container
 from .puller import ImagePuller
@@ -363,11 +364,18 @@ class Kubelet:
                 kill=lambda kind: self._probe_kill(rt, c, crt, kind),
             )
         )
+        limit = memory_limit(c)
+        oom = asyncio.get_running_loop().create_task(watch_memory(proc, limit)) if limit else None
         try:
             code = exit_code(await proc.wait())
         finally:
             prober.cancel()
             close_stdin(crt)
+        if oom is not None:
+            killed = oom.done() and not oom.cancelled() and oom.result()
+            oom.cancel()
+            if killed:  # the runtime's reason for a container its cgroup's OOM killer ended
+                return code, "OOMKilled", ""
         return code, "Completed" if code == 0 else "Error", ""
 
     def _probe_kill(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, kind: str) -> None:
