@@ -173,4 +173,26 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
     status["containerStatuses"] = statuses
     if inits:
         status["initContainerStatuses"] = init_statuses
-    status.setdefault("qosClass", "BestEffort")
+    status["qosClass"] = qos_class(p["spec"])
+
+
+def qos_class(spec: Obj) -> str:
+    """v1qos.GetPodQOS: Guaranteed when every container limits cpu and memory and requests
+    what it limits (a request defaults to its limit), BestEffort when none asks for either,
+    else Burstable."""
+    requested = limited = False
+    guaranteed = True
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        res = c.get("resources") or {}
+        limits, requests = (
+            res.get("limits") or {},
+            {**(res.get("limits") or {}), **(res.get("requests") or {})},
+        )
+        for r in ("cpu", "memory"):
+            requested = requested or r in requests
+            limited = limited or r in limits
+            if r not in limits or str(requests.get(r)) != str(limits[r]):
+                guaranteed = False
+    if not requested and not limited:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"

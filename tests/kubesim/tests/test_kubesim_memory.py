@@ -71,6 +71,8 @@ def test_a_container_over_its_memory_limit_is_oom_killed_and_restarted(
     assert (last["exitCode"], last["reason"]) == (137, "OOMKilled")
     assert shown["restartCount"] >= 1
     assert "OOMKilled" in kubectl("describe", "pod", "hog")
+    # v1qos.GetPodQOS, as the kubelet reports it: a request below its limit is Burstable
+    assert kubectl("get", "pod", "hog", "-o", "jsonpath={.status.qosClass}") == "Burstable"
     calm = container(cluster, "calm")
     assert "running" in calm["state"] and calm["restartCount"] == 0
 
