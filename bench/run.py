@@ -73,6 +73,12 @@ def peak_rss(cmd: list[str], env: dict[str, str]) -> tuple[float, int, float]:
     return wall, proc.returncode, kib / 1024
 
 
+def nodes_for(pods: int, least: int) -> int:
+    """Enough nodes for `pods` at 100 a node: kubesim's kubelets take the upstream --max-pods
+    (110), so 1,000 pods need 10 nodes, as on a real cluster."""
+    return max(least, math.ceil(pods / 100))
+
+
 def web(cluster: Cluster, pods: int) -> None:
     cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n"}))
     cluster.apply(
@@ -113,7 +119,7 @@ def verify_cmd(kc: str, concurrency: int) -> list[str]:
 
 
 def throughput(pods: int, latency: float, concurrency: int, sweep: list[int], tmp: Path) -> dict[str, Any]:
-    with Cluster(nodes=4, knobs=Knobs(exec_latency=latency, sync_period=60)) as cluster:
+    with Cluster(nodes=nodes_for(pods, 4), knobs=Knobs(exec_latency=latency, sync_period=60)) as cluster:
         kc = cluster.write_kubeconfig(tmp / "kc")
         env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
         web(cluster, pods)
@@ -164,7 +170,7 @@ def _children_cpu() -> float:
 
 
 def rss_only(pods: int, concurrency: int, tmp: Path) -> tuple[float, int, float]:
-    with Cluster(nodes=8, knobs=Knobs(sync_period=600)) as cluster:
+    with Cluster(nodes=nodes_for(pods, 8), knobs=Knobs(sync_period=600)) as cluster:
         kc = cluster.write_kubeconfig(tmp / "kc-rss")
         web(cluster, pods)
         return peak_rss(verify_cmd(kc, concurrency), {**os.environ, "HOME": str(tmp)})

@@ -30,15 +30,16 @@ from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
 from .apiserver.server import ApiServer
 from .apiserver.services import admit_service, install_default_service
+from .controllers.binder import install_default_class
 from .controllers.endpoints import EndpointsController
 from .controllers.manager import Controllers
 from .knobs import Fault, Knobs, Requests
 from .node.containers import ContainerRuntime
 from .node.kubelet import Kubelet
-from .node.sandbox import pod_cidr
+from .node.registration import node_object
 from .storage.errors import ApiError
 from .storage.resources import BY_KIND, BY_PATH, Resource
-from .storage.store import Obj, Store, now_rfc3339
+from .storage.store import Obj, Store
 
 T = TypeVar("T")
 PODS = BY_PATH[("", "pods")]
@@ -131,6 +132,7 @@ class Cluster:
             )
             self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
         install_default_service(self.store)
+        install_default_class(self.store)
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
@@ -149,41 +151,7 @@ class Cluster:
 
     def _add_node(self, name: str) -> None:
         idx = len(self.kubelets) + 1
-        self.store.create(
-            NODES,
-            "",
-            {
-                "metadata": {
-                    "name": name,
-                    "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
-                },
-                "spec": {"podCIDR": pod_cidr(idx), "podCIDRs": [pod_cidr(idx)]},
-                "status": {
-                    "conditions": [
-                        {
-                            "type": "Ready",
-                            "status": "True",
-                            "reason": "KubeletReady",
-                            "message": "kubelet is posting ready status",
-                            "lastHeartbeatTime": now_rfc3339(),
-                            "lastTransitionTime": now_rfc3339(),
-                        }
-                    ],
-                    "addresses": [
-                        {"type": "InternalIP", "address": f"172.18.0.{idx + 1}"},
-                        {"type": "Hostname", "address": name},
-                    ],
-                    "nodeInfo": {
-                        "kubeletVersion": "v1.32.4-kubesim",
-                        "containerRuntimeVersion": "containerd://1.7.24",
-                        "operatingSystem": "linux",
-                        "architecture": "amd64",
-                    },
-                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
-                    "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "1100"},
-                },
-            },
-        )
+        self.store.create(NODES, "", node_object(name, idx, self.knobs))
         kl = Kubelet(self, name, idx)
         self.kubelets[name] = kl
         kl.start()

@@ -67,9 +67,22 @@ class Knobs:
     # the Job controller's pod failure back-off: a failed pod is replaced after this, doubling
     # per failure up to 10 minutes (DefaultJobPodFailureBackOff, 10 s on a real cluster)
     job_backoff: float = 10.0
+    # Image pulls (node/registry.py): kubesim's registries hold the images of images.PUBLISHED;
+    # a host listed in `registries` is reachable and holds every repository and tag asked of it
+    # (a test's private registry); any other host fails its DNS lookup. Images whose name holds
+    # one of `bad_image_markers` are missing wherever they are. `node_images` are on every node
+    # at boot (as `kind load docker-image` puts them), for imagePullPolicy Never
+    registries: tuple[str, ...] = ()
+    node_images: tuple[str, ...] = ()
     bad_image_markers: tuple[str, ...] = ("doesnotexist", "no-such-image")
     # a fault: an image whose process, whatever it is asked to run, fails at once (exit 1)
     crash_image_markers: tuple[str, ...] = ("crashloop",)
+    # each node's capacity (= allocatable), which the scheduler's NodeResourcesFit counts pod
+    # requests and pods against: the kubelet's --max-pods is 110 by default, as upstream; a test
+    # or benchmark that packs more pods onto a node raises it (or adds nodes)
+    node_cpu: str = "8"
+    node_memory: str = "32Gi"
+    max_pods: int = 110
     proxy_timeout: float = 30.0  # pods/proxy and services/proxy: dial + response
     # an EKS cluster of this name: bearer tokens `k8s-aws-v1.…` presigned by the test identities of
     # apiserver/eks.py authenticate (their SigV4 signature checked by kubesim itself, never by AWS)

@@ -15,6 +15,7 @@ from ..storage.resources import Resource
 from ..storage.selection import labels_match, selector_from_match
 from ..storage.store import Obj
 from .pod_defaults import default_pod_spec
+from .claims import default_claim
 
 if TYPE_CHECKING:
     from ..knobs import Knobs
@@ -63,6 +64,8 @@ def prepare(res: Resource, obj: Obj) -> None:
         labels = obj.setdefault("metadata", {}).get("labels") or {}
         labels["kubernetes.io/metadata.name"] = name
         obj["metadata"]["labels"] = labels
+    if kind == "PersistentVolumeClaim":
+        default_claim(obj)
     if kind == "Deployment":
         spec = obj.setdefault("spec", {})
         spec.setdefault("replicas", 1)

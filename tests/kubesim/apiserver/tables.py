@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from ..storage.resources import Resource
+from .tables_storage import STORAGE_COLUMNS
 
 Obj = dict[str, Any]
 
@@ -118,8 +119,19 @@ def _pod_row(o: Obj) -> list[Any]:
         st.get("podIP") or "<none>",
         o["spec"].get("nodeName") or "<none>",
         "<none>",
-        "<none>",
+        _readiness_gates(o),
     ]
+
+
+def _readiness_gates(o: Obj) -> str:
+    """printPod's READINESS GATES: `true/all` of the pod's readinessGates conditions."""
+    gates = [g.get("conditionType") for g in o["spec"].get("readinessGates") or []]
+    if not gates:
+        return "<none>"
+    true = {
+        c.get("type") for c in (o.get("status") or {}).get("conditions") or [] if c.get("status") == "True"
+    }
+    return f"{sum(1 for g in gates if g in true)}/{len(gates)}"
 
 
 def _event_row(o: Obj) -> list[Any]:
@@ -540,13 +552,17 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
 
 
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
-    cols, row = COLUMNS.get(
-        res.plural,
-        (
-            [_col("Name", fmt="name"), _col("Age")],
-            lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
-        ),
-    )
+    if res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
+        cols, storage_row = STORAGE_COLUMNS[res.plural]
+        row = lambda o: storage_row(o, human_age(o["metadata"].get("creationTimestamp")))  # noqa: E731
+    else:
+        cols, row = COLUMNS.get(
+            res.plural,
+            (
+                [_col("Name", fmt="name"), _col("Age")],
+                lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
+            ),
+        )
     rows = []
     for o in items:
         if include == "Object":

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
+from .binder import VolumeBinder
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
 from .namespace import NamespaceController
 from .refmanager import controller_of, selector_matches
+from .podutil import is_active
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
@@ -29,6 +31,7 @@ REVISIONS = BY_PATH[("apps", "controllerrevisions")]
 JOBS = BY_PATH[("batch", "jobs")]
 NAMESPACES = BY_PATH[("", "namespaces")]
 ORPHAN_OWNERS = {"Pod": RS, "ReplicaSet": DEPLOY}
+PVCS = BY_PATH[("", "persistentvolumeclaims")]
 
 
 class Controllers:
@@ -39,12 +42,14 @@ class Controllers:
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen: set[tuple[str, str]] = set()
         self.scheduler_events = Recorder(self.store, "default-scheduler")
+        self.unschedulable: set[tuple[str, str]] = set()  # pods the scheduler found no node for
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
         self.namespaces = NamespaceController(cluster)
+        self.binder = VolumeBinder(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -73,17 +78,33 @@ class Controllers:
                 and not meta.get("deletionTimestamp")
             ):
                 self.pending.add(("Schedule", ns, meta["name"]))
+            elif kind == "Pod" and (ev.type == "DELETED" or not is_active(ev.obj)):
+                self._retry_unschedulable()  # a bound pod left or ended: its room is free again
         elif kind == "Namespace" and meta.get("deletionTimestamp") and ev.type != "DELETED":
             self.pending.add(("Namespace", "", meta["name"]))
         elif kind == "Node":
             for d in self.store.list(DS):
                 self.pending.add(("DaemonSet", d["metadata"]["namespace"], d["metadata"]["name"]))
-            for p in self.store.list(PODS):
-                if not p["spec"].get("nodeName"):
-                    self.pending.add(("Schedule", p["metadata"]["namespace"], p["metadata"]["name"]))
+            self._retry_unschedulable()
+        elif kind == "PersistentVolumeClaim":
+            if ev.type == "DELETED":
+                self.binder.released(ev.obj)
+            else:
+                self.pending.add(("Claim", ns, meta["name"]))
+            self._retry_unschedulable()
+        elif kind == "PersistentVolume" and ev.type != "DELETED":
+            for c in self.store.list(PVCS):  # a new volume may fit a waiting claim
+                if not c["spec"].get("volumeName"):
+                    self.pending.add(("Claim", c["metadata"]["namespace"], c["metadata"]["name"]))
         if ev.type == "DELETED":
             self._collect_garbage(ev.obj)
         self.cluster.wake()
+
+    def _retry_unschedulable(self) -> None:
+        """The scheduling queue moves unschedulable pods back to be tried on a cluster event that
+        may make them fit (a node, a pod leaving its node, a claim)."""
+        for ns, name in self.unschedulable:
+            self.pending.add(("Schedule", ns, name))
 
     def tick(self) -> None:
         """Periodic resync: progress deadlines and availability depend on the clock."""
@@ -114,8 +135,13 @@ class Controllers:
                 self.jobs.reconcile(ns, name)
             elif kind == "Namespace":
                 self.namespaces.reconcile(name)
+            elif kind == "Claim":
+                self.binder.reconcile(ns, name)
             elif kind == "Schedule":
-                schedule(self.store, ns, name, events=self.scheduler_events)
+                if schedule(self.store, ns, name, events=self.scheduler_events):
+                    self.unschedulable.discard((ns, name))
+                else:
+                    self.unschedulable.add((ns, name))
         return worked
 
     # -- garbage collection -----------------------------------------------------

@@ -1,4 +1,4 @@
-"""The scheduler: pending pods bound to the least loaded node that fits them."""
+"""The scheduler: pending pods bound to the least loaded node whose filters pass (filters.py)."""
 
 from __future__ import annotations
 
@@ -7,47 +7,91 @@ import copy
 from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj, Store, now_rfc3339
+from .filters import NodeInfo, fit_error, node_reasons
 from .podutil import is_active
-from .scheduling import node_fits
 
 PODS = BY_PATH[("", "pods")]
 NODES = BY_PATH[("", "nodes")]
+PVCS = BY_PATH[("", "persistentvolumeclaims")]
 
 
-def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None) -> None:
-    """Bind a pending pod to the least loaded node that fits it, or mark it Unschedulable; the
-    scheduler's events as schedule_one.go records them (`Scheduled`: "Successfully assigned
-    NS/NAME to NODE"; `FailedScheduling` with the fit error)."""
+def node_infos(store: Store) -> list[NodeInfo]:
+    """The scheduler cache's snapshot: every node with its non-terminal pods."""
+    infos = {n["metadata"]["name"]: NodeInfo(n) for n in store.list(NODES)}
+    for p in store.list(PODS):
+        info = infos.get(p["spec"].get("nodeName") or "")
+        if info is not None and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            info.add(p)
+    return list(infos.values())
+
+
+def volume_prefilter(store: Store, pod: Obj) -> str:
+    """volumebinding PreFilter: every PersistentVolumeClaim the pod names exists, is not being
+    deleted, and is bound (kubesim's classes bind at once, volumeBindingMode Immediate)."""
+    ns = pod["metadata"]["namespace"]
+    unbound = False
+    for v in pod["spec"].get("volumes") or []:
+        claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+        if not claim:
+            continue
+        pvc = store.find(PVCS, ns, claim)
+        if pvc is None:
+            return f'persistentvolumeclaim "{claim}" not found'
+        if pvc["metadata"].get("deletionTimestamp"):
+            return f'persistentvolumeclaim "{claim}" is being deleted'
+        unbound = unbound or not pvc["spec"].get("volumeName")
+    return "pod has unbound immediate PersistentVolumeClaims" if unbound else ""
+
+
+def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None) -> bool:
+    """Bind a pending pod to the least loaded node whose filters pass, or mark it Unschedulable
+    with the FitError text; the scheduler's events as schedule_one.go records them (`Scheduled`:
+    "Successfully assigned NS/NAME to NODE"; `FailedScheduling` with the fit error). False when
+    the pod stays unschedulable."""
     pod = store.find(PODS, ns, name)
     if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
-        return
-    # nodeSelector, required node affinity (a DaemonSet pod's matchFields pin), cordons, taints
-    nodes = [n for n in store.list(NODES) if node_fits(pod["spec"], n)]
+        return True
+    infos = node_infos(store)
+    prefilter = volume_prefilter(store, pod)
+    failures: dict[str, tuple[str, list[str]]] = {}
+    nodes = []
+    if not prefilter:
+        for info in infos:
+            code, reasons = node_reasons(pod, info, infos)
+            if code:
+                failures[info.name] = (code, reasons)
+            else:
+                nodes.append(info.node)
     if not nodes:
+        message = fit_error(len(infos), prefilter=prefilter, failures=failures)
 
         def unsched(p: Obj) -> None:
             conds = [c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"]
+            old = next((c for c in p["status"].get("conditions") or [] if c["type"] == "PodScheduled"), {})
             conds.append(
                 {
                     "type": "PodScheduled",
                     "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": old.get("lastTransitionTime")
+                    if old.get("status") == "False"
+                    else now_rfc3339(),
                     "reason": "Unschedulable",
-                    "message": f"0/{len(store.list(NODES))} nodes are available: no node matches.",
-                    "lastTransitionTime": now_rfc3339(),
+                    "message": message,
                 }
             )
             p["status"]["conditions"] = conds
 
         store.mutate(PODS, ns, name, unsched, status=True)
         if events is not None:
-            message = f"0/{len(store.list(NODES))} nodes are available: no node matches."
-            events.event(object_ref(pod, kind="Pod", api_version="v1"), "Warning", "FailedScheduling", message)
-        return
+            events.event(
+                object_ref(pod, kind="Pod", api_version="v1"), "Warning", "FailedScheduling", message
+            )
+        return False
     load = {n["metadata"]["name"]: 0 for n in nodes}
-    for p in store.list(PODS):
-        node = p["spec"].get("nodeName")
-        if node in load and is_active(p):
-            load[node] += 1
+    for info in infos:
+        if info.name in load:
+            load[info.name] = sum(1 for p in info.pods if is_active(p))
     target = min(load, key=lambda n: (load[n], n))
 
     def bind(p: Obj) -> None:
@@ -80,3 +124,4 @@ def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None
             "Scheduled",
             f"Successfully assigned {ns}/{name} to {target}",
         )
+    return True

@@ -74,6 +74,7 @@ class ContainerRuntime:
     killing: str = ""
     backoff: float = 0.0  # the kubelet's restart back-off for it now (0: none yet)
     backoff_at: float = 0.0  # when the back-off was last stepped (monotonic)
+    hook_error: str = ""  # why its postStart hook failed at its last start (PostStartHookError)
 
 
 @dataclass

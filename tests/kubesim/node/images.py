@@ -94,6 +94,29 @@ CATALOGUE: dict[str, Image] = {
 }
 DEFAULT = Image(cmd=("serve",), standins={"serve": SERVE}, size=10_000_000)
 
+# What kubesim's registries hold (node/registry.py): repository -> its tags. Only these pull
+# (plus any image of a registry `Knobs.registries` lists); a test, doc, demo or benchmark that
+# names another image registers it here. A repository here but not in CATALOGUE behaves as DEFAULT.
+_BUSYBOX = ("1.36", "1.36.1", "1.37", "1.37.0", "latest", "stable", "musl", "glibc", "uclibc")
+PUBLISHED: dict[str, tuple[str, ...]] = {
+    "docker.io/library/busybox": _BUSYBOX,
+    "docker.io/library/debian": (
+        "bookworm", "bookworm-slim", "12", "12-slim", "12.10", "trixie", "trixie-slim", "13",
+        "stable", "stable-slim", "latest",
+    ),
+    "docker.io/library/nginx": (
+        "1.27", "1.27.5", "1.27-alpine", "1.28", "1.28.0", "1.29", "stable", "mainline", "alpine", "latest",
+    ),
+    "gcr.io/distroless/static": ("nonroot", "latest", "debug", "debug-nonroot"),
+    "gcr.io/distroless/static-debian12": ("nonroot", "latest", "debug", "debug-nonroot"),
+    "gcr.io/distroless/base-debian12": ("nonroot", "latest"),
+    "kubesim.local/configapp": ("1", "2", "latest"),
+    "ghcr.io/example/rollout-verify": ("0.1.0", "latest"),
+    # the tests' private application image, and the image of the crash-loop fault
+    "registry.local/app": ("1", "2", "latest"),
+    "docker.io/example/crashloop": ("1", "latest"),
+}  # fmt: skip
+
 
 def repository(image: str) -> str:
     """`docker.io/library/busybox:1.36@sha256:…` -> `busybox`; `gcr.io/distroless/static:nonroot`

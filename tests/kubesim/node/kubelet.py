@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..record import Recorder, container_ref, go_duration
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
+from .claims import claim_dir
 from .containers import ContainerRuntime, PodRuntime
 from .environment import (
     ConfigError,
@@ -34,9 +35,12 @@ from .environment import (
     resolve_env,
     service_env,
 )
-from .images import NoCommand, home, lookup, process_args, pull_policy
+from .hooks import run_handler
+from .images import NoCommand, home, lookup, process_args
+from .memory import memory_limit, watch_memory
 from .objectcache import ObjectCache
 from .probes import probe_container
+from .puller import ImagePuller
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
 from .status import apply_status
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
+HOOK_TIMEOUT = 300.0  # upstream runs postStart without a timeout; a hook hanging this long is stopped
 SERVICES = BY_PATH[("", "services")]
 
 
@@ -62,8 +67,7 @@ class Kubelet:
         self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
         self.recorder = Recorder(cluster.store, "kubelet", node)
-        self.images: set[str] = set()  # images pulled on this node
-        self.pull_backoff: dict[str, tuple[float, float]] = {}  # pod uid + image -> (back-off, since)
+        self.puller = ImagePuller(cluster.knobs.node_images)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -111,6 +115,8 @@ class Kubelet:
             return
         if rt is not None:
             rt.pod = pod
+            if pod["spec"].get("readinessGates") and not rt.stopping:
+                self._publish(rt)  # a readiness gate's condition may have changed: Ready again
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
                 rt.stopping = True
                 grace = int(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
@@ -233,6 +239,9 @@ class Kubelet:
 
     def _setup_volumes(self, rt: PodRuntime) -> None:
         for v in rt.pod["spec"].get("volumes") or []:
+            if "persistentVolumeClaim" in v:
+                rt.volumes[v["name"]] = claim_dir(self.cluster.store, rt.pod, v, self.cluster.root)
+                continue
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
             files = volume_files(self.cache, rt.pod, v)
@@ -259,7 +268,14 @@ class Kubelet:
         policy = policy or rt.pod["spec"].get("restartPolicy", "Always")
         loop = asyncio.get_running_loop()
         while not rt.stopping:
-            if not await self._ensure_image(rt, c, crt):
+            if not await self.puller.ensure(
+                rt,
+                c,
+                crt,
+                knobs=self.cluster.knobs,
+                event=lambda t, reason, msg: self._event(rt, c, t, reason, msg),
+                waiting=lambda reason, msg: self._waiting(rt, crt, reason, msg),
+            ):
                 continue
             try:
                 env = self._container_env(rt, c)
@@ -302,7 +318,9 @@ class Kubelet:
                 crt.started_at = "1970-01-01T00:00:00Z"
             else:
                 self._event(rt, c, "Normal", "Started", f"Started container {c['name']}")
-                code, reason, message = await self._run(rt, c, crt)
+                crt.hook_error = ""
+                hooked = await self._post_start(rt, c, crt)
+                code, reason, message = hooked or await self._run(rt, c, crt)
             finished = loop.time()
             crt.prev_exit, crt.last_exit = (
                 crt.last_exit,
@@ -346,11 +364,18 @@ class Kubelet:
                 kill=lambda kind: self._probe_kill(rt, c, crt, kind),
             )
         )
+        limit = memory_limit(c)
+        oom = asyncio.get_running_loop().create_task(watch_memory(proc, limit)) if limit else None
         try:
             code = exit_code(await proc.wait())
         finally:
             prober.cancel()
             close_stdin(crt)
+        if oom is not None:
+            killed = oom.done() and not oom.cancelled() and oom.result()
+            oom.cancel()
+            if killed:  # the runtime's reason for a container its cgroup's OOM killer ended
+                return code, "OOMKilled", ""
         return code, "Completed" if code == 0 else "Error", ""
 
     def _probe_kill(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, kind: str) -> None:
@@ -368,7 +393,50 @@ class Kubelet:
         grace = probe.get("terminationGracePeriodSeconds")
         if grace is None:
             grace = rt.pod["spec"].get("terminationGracePeriodSeconds", 30)
-        asyncio.get_running_loop().create_task(_stop(crt.proc, float(grace)))
+        asyncio.get_running_loop().create_task(self._halt(rt, c["name"], crt.proc, float(grace)))
+
+    async def _halt(self, rt: PodRuntime, name: str, proc: asyncio.subprocess.Process, grace: float) -> None:
+        """killContainer for one container: its preStop hook, then SIGTERM for what is left of
+        the grace period, then SIGKILL."""
+        await _stop(proc, await self._pre_stop(rt, name, grace))
+
+    async def _pre_stop(self, rt: PodRuntime, name: str, grace: float) -> float:
+        """executePreStopHook: run the container's preStop hook for at most `grace` seconds
+        (`FailedPreStopHook` if it fails); returns the grace left, at least 2 s after a hook
+        (minimumGracePeriodInSeconds)."""
+        specs = (rt.pod["spec"].get("initContainers") or []) + (rt.pod["spec"].get("containers") or [])
+        c = next((x for x in specs if x["name"] == name), None)
+        crt = rt.containers.get(name)
+        hook = ((c or {}).get("lifecycle") or {}).get("preStop")
+        if c is None or crt is None or not hook or grace <= 0:
+            return grace
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        with contextlib.suppress(TimeoutError):
+            run = run_handler(rt, c, crt, hook, pool=self.cluster.dial_pool, timeout=grace)
+            if await asyncio.wait_for(run, grace):
+                self._event(rt, c, "Warning", "FailedPreStopHook", "PreStopHook failed")
+        return max(grace - int(loop.time() - t0), 2.0)
+
+    async def _post_start(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> tuple[int, str, str] | None:
+        """startContainer's step 4: the postStart hook, the container not `running` until it
+        returns; a failure records `FailedPostStartHook` and kills the container (`Killing`
+        FailedPostStartHook), which is then restarted per restartPolicy. Returns its end then."""
+        hook = (c.get("lifecycle") or {}).get("postStart")
+        proc = crt.proc
+        if not hook or proc is None:
+            return None
+        msg = await run_handler(rt, c, crt, hook, pool=self.cluster.dial_pool, timeout=HOOK_TIMEOUT)
+        if not msg or proc.returncode is not None or rt.stopping:
+            return None
+        self._event(rt, c, "Warning", "FailedPostStartHook", "PostStartHook failed")
+        self._event(rt, c, "Normal", "Killing", "FailedPostStartHook")
+        crt.hook_error = msg
+        grace = float(rt.pod["spec"].get("terminationGracePeriodSeconds", 30))
+        await self._halt(rt, c["name"], proc, grace)
+        code = exit_code(await proc.wait())
+        close_stdin(crt)
+        return code, "Error" if code else "Completed", ""
 
     async def _back_off(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime, finished: float) -> None:
         """kuberuntime_manager.go doBackOff with the kubelet's flowcontrol.Backoff (10 s doubling
@@ -382,11 +450,13 @@ class Kubelet:
             crt.backoff = 0.0  # the entry expired (hasExpired): start again from the initial delay
         if crt.backoff and loop.time() - finished < crt.backoff:
             pod = f"{rt.name}_{rt.namespace}({rt.uid})"
+            # the kubelet's reason cache: a failed postStart hook's error until the next start
             self._waiting(
                 rt,
                 crt,
-                "CrashLoopBackOff",
-                f"back-off {go_duration(crt.backoff)} restarting failed container={c['name']} pod={pod}",
+                "PostStartHookError" if crt.hook_error else "CrashLoopBackOff",
+                crt.hook_error
+                or f"back-off {go_duration(crt.backoff)} restarting failed container={c['name']} pod={pod}",
             )
             until = finished + crt.backoff
             while not rt.stopping and loop.time() < until:
@@ -404,63 +474,6 @@ class Kubelet:
     def _waiting(self, rt: PodRuntime, crt: ContainerRuntime, reason: str, message: str) -> None:
         crt.state, crt.reason, crt.message = "waiting", reason, message
         self._publish(rt)
-
-    async def _ensure_image(self, rt: PodRuntime, c: Obj, crt: ContainerRuntime) -> bool:
-        """kuberuntime's image puller (pkg/kubelet/images/image_manager.go EnsureImageExists):
-        `Pulled` (already present) or `Pulling` + `Pulled`; a failed pull is ErrImagePull, then
-        ImagePullBackOff for the pod's image back-off (10 s doubling to 5 min, the same knobs)."""
-        image = crt.image
-        policy = pull_policy(image, c.get("imagePullPolicy"))
-        present = image in self.images
-        if (
-            policy == "Never"
-            and not present
-            and not any(m in image for m in self.cluster.knobs.bad_image_markers)
-        ):
-            present = True  # kubesim's images are all "on the machine" unless they cannot be pulled
-        if present and policy != "Always":
-            self._event(rt, c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
-            return True
-        knobs = self.cluster.knobs
-        loop = asyncio.get_running_loop()
-        key = f"{rt.uid}_{image}"
-        backoff, at = self.pull_backoff.get(key, (0.0, 0.0))
-        if backoff and loop.time() - at < backoff:
-            self._waiting(rt, crt, "ImagePullBackOff", f'Back-off pulling image "{image}"')
-            self._event(rt, c, "Normal", "BackOff", f'Back-off pulling image "{image}"')
-            self._event(rt, c, "Warning", "Failed", "Error: ImagePullBackOff")
-            await asyncio.sleep(max(0.0, min(at + backoff - loop.time(), 10.0)))
-            return False
-        self._event(rt, c, "Normal", "Pulling", f'Pulling image "{image}"')
-        t0 = loop.time()
-        if any(m in image for m in knobs.bad_image_markers):
-            ref = image if "/" in image.split(":", 1)[0] else f"docker.io/library/{image}"
-            err = (
-                f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
-                f'failed to resolve reference "{ref}": {ref}: not found'
-            )
-            self._event(rt, c, "Warning", "Failed", f'Failed to pull image "{image}": {err}')
-            self._event(rt, c, "Warning", "Failed", "Error: ErrImagePull")
-            step = (
-                knobs.crashloop_backoff_initial
-                if not backoff
-                else min(backoff * 2, knobs.crashloop_backoff_max)
-            )
-            self.pull_backoff[key] = (step, loop.time())
-            self._waiting(rt, crt, "ErrImagePull", err)
-            await asyncio.sleep(min(1.0, step))
-            return False
-        self.images.add(image)
-        took = go_duration(int((loop.time() - t0) * 1000) / 1000)
-        size = lookup(image).size
-        self._event(
-            rt,
-            c,
-            "Normal",
-            "Pulled",
-            f'Successfully pulled image "{image}" in {took} ({took} including waiting). Image size: {size} bytes.',
-        )
-        return True
 
     # -- volume refresh ------------------------------------------------------------
     async def _sync_loop(self) -> None:
@@ -501,6 +514,9 @@ class Kubelet:
                 self.recorder.event(
                     container_ref(rt.pod, name), "Normal", "Killing", f"Stopping container {name}"
                 )
+        # each container's preStop hook first, within the grace period (what it takes is taken off)
+        left = await asyncio.gather(*(self._pre_stop(rt, name, grace) for name, _ in running))
+        grace = min(left, default=grace)
         procs = [p for _, p in running]
         for p in procs:
             with contextlib.suppress(ProcessLookupError):

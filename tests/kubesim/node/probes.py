@@ -153,8 +153,17 @@ async def run_probe(
 async def _exec_probe(crt: ContainerRuntime, argv: list[str], timeout: float) -> tuple[bool, str]:
     """Exec in the container; the combined output is the probe's output (pkg/probe/exec/exec.go),
     a timeout is `command "…" timed out`."""
+    code, out = await exec_sync(crt, argv, timeout)
+    if code is None:
+        return False, out
+    return code == 0, out
+
+
+async def exec_sync(crt: ContainerRuntime, argv: list[str], timeout: float) -> tuple[int | None, str]:
+    """The CRI's ExecSync: run `argv` in the running container, (exit code, combined output);
+    (None, why) when it could not run or timed out."""
     if not argv or crt.pid is None:
-        return False, ""
+        return None, ""
     try:
         p = await asyncio.create_subprocess_exec(
             "/usr/bin/nsenter",
@@ -167,12 +176,12 @@ async def _exec_probe(crt: ContainerRuntime, argv: list[str], timeout: float) ->
             close_fds=False,
         )
     except OSError as e:
-        return False, str(e)
+        return None, str(e)
     try:
         out, _ = await asyncio.wait_for(p.communicate(), timeout)
     except TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             p.kill()
         await p.wait()
-        return False, f'command "{" ".join(argv)}" timed out'
-    return p.returncode == 0, out.decode(errors="replace")[:10240]
+        return None, f'command "{" ".join(argv)}" timed out'
+    return p.returncode, out.decode(errors="replace")[:10240]

@@ -9,6 +9,16 @@ from ..storage.store import Obj, now_rfc3339
 from .containers import ContainerRuntime, PodRuntime
 from .images import repository
 
+# kubetypes.PodConditionsByKubelet (plus DisruptionTarget): the rest are kept as others wrote them
+KUBELET_CONDITIONS = (
+    "PodScheduled",
+    "Ready",
+    "Initialized",
+    "ContainersReady",
+    "PodReadyToStartContainers",
+    "DisruptionTarget",
+)
+
 
 def image_id(image: str) -> str:
     """The resolved image digest the runtime reports (made up, stable per image name)."""
@@ -133,10 +143,23 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
                 c["message"] = f"containers with incomplete status: [{' '.join(pending)}]"
         return c
 
-    status["conditions"] = [
+    # GeneratePodReadyCondition: Ready also needs every readinessGates condition True (set by
+    # others through the status; the kubelet keeps conditions it does not own)
+    gates = [g.get("conditionType", "") for g in p["spec"].get("readinessGates") or []]
+    unready = [
+        f'corresponding condition of pod readiness gate "{g}" does not exist.'
+        if g not in old
+        else f'the status of pod readiness gate "{g}" is not "True", but {old[g].get("status")}'
+        for g in gates
+        if g not in old or old[g].get("status") != "True"
+    ]
+    ready = cond("Ready", all_ready and not unready)
+    if all_ready and unready:
+        ready.update(reason="ReadinessGatesNotReady", message=", ".join(unready))
+    status["conditions"] = [c for t, c in old.items() if t not in KUBELET_CONDITIONS] + [
         cond("PodReadyToStartContainers", True),
         cond("Initialized", initialized),
-        cond("Ready", all_ready),
+        ready,
         cond("ContainersReady", all_ready),
         cond("PodScheduled", True),
     ]
@@ -150,4 +173,26 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
     status["containerStatuses"] = statuses
     if inits:
         status["initContainerStatuses"] = init_statuses
-    status.setdefault("qosClass", "BestEffort")
+    status["qosClass"] = qos_class(p["spec"])
+
+
+def qos_class(spec: Obj) -> str:
+    """v1qos.GetPodQOS: Guaranteed when every container limits cpu and memory and requests
+    what it limits (a request defaults to its limit), BestEffort when none asks for either,
+    else Burstable."""
+    requested = limited = False
+    guaranteed = True
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        res = c.get("resources") or {}
+        limits, requests = (
+            res.get("limits") or {},
+            {**(res.get("limits") or {}), **(res.get("requests") or {})},
+        )
+        for r in ("cpu", "memory"):
+            requested = requested or r in requests
+            limited = limited or r in limits
+            if r not in limits or str(requests.get(r)) != str(limits[r]):
+                guaranteed = False
+    if not requested and not limited:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"

@@ -41,6 +41,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "endpoints", "Endpoints", True, ("ep",), singular="endpoints"),
     Resource("", "v1", "events", "Event", True, ("ev",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",), ("token",)),
+    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), ("status",)),
+    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), ("status",)),
     Resource("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale")),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("status", "scale")),
@@ -48,6 +50,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True),
     Resource("batch", "v1", "jobs", "Job", True, (), ("status",)),
     Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
+    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )

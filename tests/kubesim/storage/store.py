@@ -179,7 +179,11 @@ class Store:
             new = copy.deepcopy(cur)
             if status is not None:
                 new["status"] = status
-        elif "status" in cur and res.kind in _GENERATION_KINDS | {"Pod"}:
+        elif "status" in cur and res.kind in _GENERATION_KINDS | {
+            "Pod",
+            "PersistentVolumeClaim",
+            "PersistentVolume",
+        }:
             # The main resource ignores status changes (status subresource semantics).
             new["status"] = copy.deepcopy(cur["status"])
         if (res.kind == "ConfigMap" or res.kind == "Secret") and cur.get("immutable"):

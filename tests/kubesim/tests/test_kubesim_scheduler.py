@@ -1,0 +1,171 @@
+"""The scheduler's filters (controllers/filters.py after pkg/scheduler/framework/plugins
+noderesources/fit.go, nodeports, interpodaffinity, volumebinding, nodeunschedulable) and the
+FitError text of framework/types.go, judged by the real kubectl: a pod that fits nowhere stays
+Pending with `FailedScheduling` and the upstream message, and is bound once room appears."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.kubesim import Cluster, Knobs
+from tests.support.helpers import deployment
+from tests.support.kubectl import Kubectl
+
+
+@pytest.fixture
+def knobs() -> Knobs:
+    return Knobs(sync_period=1.0, node_cpu="2", node_memory="4Gi", max_pods=4)
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    container = {"name": "app", "image": "busybox:1.36", "command": ["sleep", "3600"]}
+    container.update(spec.pop("container", {}))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": spec.pop("labels", {"app": name})},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def scheduled(cluster: Cluster, name: str) -> dict[str, Any]:
+    p = cluster.get("Pod", name) or {}
+    return next(
+        (c for c in (p.get("status") or {}).get("conditions") or [] if c["type"] == "PodScheduled"), {}
+    )
+
+
+def unschedulable(cluster: Cluster, name: str) -> str:
+    cluster.wait_for(
+        lambda: scheduled(cluster, name).get("status") == "False", timeout=30, what=f"{name} unschedulable"
+    )
+    cond = scheduled(cluster, name)
+    assert cond["reason"] == "Unschedulable"
+    return str(cond["message"])
+
+
+def test_requests_beyond_every_nodes_allocatable_fail_with_the_upstream_fit_error(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    cluster.apply(pod("big", container={"resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}))
+    message = unschedulable(cluster, "big")
+    assert message == (
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod.."
+    )
+    events = kubectl("get", "events", "--field-selector", "involvedObject.name=big,reason=FailedScheduling")
+    assert "3 Insufficient cpu" in events
+    described = kubectl("describe", "pod", "big")
+    assert "FailedScheduling" in described and "default-scheduler" in described
+    assert "Pending" in kubectl("get", "pod", "big")
+
+
+def test_requests_add_up_on_a_node_and_a_limit_alone_counts_as_the_request(cluster: Cluster) -> None:
+    # 3 nodes x 2 cpu: three 1500m pods take one node each; a fourth fits nowhere
+    for i in range(3):
+        cluster.apply(pod(f"half{i}", container={"resources": {"limits": {"cpu": "1500m", "memory": "1Gi"}}}))
+    cluster.wait_for(
+        lambda: all(scheduled(cluster, f"half{i}").get("status") == "True" for i in range(3)), what="bound"
+    )
+    nodes = {(cluster.get("Pod", f"half{i}") or {})["spec"]["nodeName"] for i in range(3)}
+    assert len(nodes) == 3
+    cluster.apply(pod("more", container={"resources": {"requests": {"cpu": "600m", "memory": "5Gi"}}}))
+    assert unschedulable(cluster, "more").startswith(
+        "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory. preemption:"
+    )
+    cluster.delete("Pod", "half1")  # room appears: the scheduler tries again
+    cluster.apply(pod("fits", container={"resources": {"requests": {"cpu": "600m"}}}))
+    cluster.wait_for(
+        lambda: scheduled(cluster, "fits").get("status") == "True", timeout=30, what="fits bound"
+    )
+
+
+def test_max_pods_per_node_is_too_many_pods(cluster: Cluster) -> None:
+    cluster.apply(deployment("many", replicas=12, command=["sleep", "3600"]))
+    cluster.wait_for(
+        lambda: sum(1 for p in cluster.list("Pod") if p["spec"].get("nodeName")) == 12,
+        timeout=60,
+        what="12 bound",
+    )
+    cluster.apply(pod("thirteenth"))
+    assert unschedulable(cluster, "thirteenth") == (
+        "0/3 nodes are available: 3 Too many pods. preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod.."
+    )
+
+
+def test_a_host_port_in_use_on_every_node_blocks_the_next_pod(cluster: Cluster) -> None:
+    ports = {"ports": [{"containerPort": 8080, "hostPort": 8080}]}
+    for i in range(3):
+        cluster.apply(pod(f"hp{i}", container=ports))
+    cluster.wait_for(
+        lambda: all(scheduled(cluster, f"hp{i}").get("status") == "True" for i in range(3)), what="bound"
+    )
+    assert len({(cluster.get("Pod", f"hp{i}") or {})["spec"]["nodeName"] for i in range(3)}) == 3
+    cluster.apply(pod("hp3", container=ports))
+    assert unschedulable(cluster, "hp3").startswith(
+        "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption:"
+    )
+
+
+def test_required_pod_anti_affinity_spreads_replicas_and_leaves_the_fourth_pending(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "spread"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    spread = deployment("spread", replicas=4, command=["sleep", "3600"])
+    spread["spec"]["template"]["spec"]["affinity"] = anti
+    cluster.apply(spread)
+    cluster.wait_for(
+        lambda: sum(1 for p in cluster.list("Pod") if p["spec"].get("nodeName")) == 3,
+        timeout=60,
+        what="3 bound",
+    )
+    pending = [p["metadata"]["name"] for p in cluster.list("Pod") if not p["spec"].get("nodeName")]
+    assert len(pending) == 1
+    assert unschedulable(cluster, pending[0]) == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod.."
+    )
+    nodes = [p["spec"]["nodeName"] for p in cluster.list("Pod") if p["spec"].get("nodeName")]
+    assert len(set(nodes)) == 3
+    out = kubectl.run("rollout", "status", "deployment/spread", "--timeout=2s", check=False)
+    assert out.returncode != 0
+
+
+def test_a_missing_claim_and_a_cordoned_node_give_their_own_reasons(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    vol = [{"name": "data", "persistentVolumeClaim": {"claimName": "nope"}}]
+    cluster.apply(pod("claims", volumes=vol))
+    assert unschedulable(cluster, "claims") == (
+        '0/3 nodes are available: persistentvolumeclaim "nope" not found. preemption: 0/3 nodes are '
+        "available: 3 No preemption victims found for incoming pod.."
+    )
+    for n in ("node-1", "node-2"):
+        kubectl("cordon", n)
+    cluster.apply(pod("picky", nodeSelector={"kubernetes.io/hostname": "node-2"}))
+    cluster.apply(pod("greedy", container={"resources": {"requests": {"cpu": "4"}}}))
+    assert unschedulable(cluster, "picky") == (
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) were "
+        "unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+    )
+    assert unschedulable(cluster, "greedy") == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable. preemption: 0/3 nodes "
+        "are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for "
+        "scheduling.."
+    )
+    kubectl("uncordon", "node-2")
+    cluster.wait_for(
+        lambda: scheduled(cluster, "picky").get("status") == "True", timeout=30, what="picky bound"
+    )
+    shown = json.loads(kubectl("get", "pod", "picky", "-o", "json"))
+    assert shown["spec"]["nodeName"] == "node-2"
