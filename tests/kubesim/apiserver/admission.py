@@ -14,8 +14,8 @@ from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.selection import labels_match, selector_from_match
 from ..storage.store import Obj
-from .pod_defaults import default_pod_spec
 from .claims import default_claim
+from .pod_defaults import default_pod_spec
 
 if TYPE_CHECKING:
     from ..knobs import Knobs

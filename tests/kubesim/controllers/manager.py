@@ -13,8 +13,8 @@ from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .job import JobController, finished
 from .namespace import NamespaceController
-from .refmanager import controller_of, selector_matches
 from .podutil import is_active
+from .refmanager import controller_of, selector_matches
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
 from .statefulset import StatefulSetController
