@@ -26,7 +26,7 @@ REQUIRED = {
     "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",
     "from_spec", "volume_grace", "kubeconfig_data",
 }  # fmt: skip
-GITLAB_ONLY = {"stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
+GITLAB_ONLY = {"job-name", "stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
 ARGO_ONLY = {"kubeconfig-secret"}  # the Secret VERIFY_KUBECONFIG_DATA is read from
 
 
@@ -100,9 +100,10 @@ def test_argo_parameters_map_one_to_one_to_settings() -> None:
 
 
 def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
-    header, jobs = load(EXAMPLES / "gitlab" / "templates" / "verify.yml")
+    header, jobs = load(REPO / "templates" / "verify.yml")
     inputs = set(header["spec"]["inputs"])
-    (job,) = jobs.values()
+    ((name, job),) = jobs.items()
+    assert name == "$[[ inputs.job-name ]]", "a second include must be able to name its own job"
     mapped = mapping(
         {k: v for k, v in job["variables"].items() if k.startswith("VERIFY_")},
         r"\$\[\[ inputs\.([a-z0-9-]+) \]\]",
@@ -111,6 +112,8 @@ def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
     # no input is required: a job names its workloads by deployment, targets, selector or config
     assert all("default" in spec for spec in header["spec"]["inputs"].values())
     assert job["image"]["entrypoint"] == [""]
+    # not root under the Docker executor nor the Kubernetes one (each reads its own key)
+    assert job["image"]["docker"]["user"] == job["image"]["kubernetes"]["user"] == "65532:65532"
     assert job["artifacts"]["reports"]["junit"] == "$[[ inputs.junit ]]"
 
 
@@ -141,6 +144,7 @@ EXAMPLE_FILES = sorted(
         *EXAMPLES.rglob("*.yaml"),
         *EXAMPLES.rglob(".gitlab-ci.yml"),
         REPO / "action.yml",
+        *(REPO / "templates").glob("*.yml"),
     ]
 )
 
