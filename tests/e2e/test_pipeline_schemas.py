@@ -29,11 +29,16 @@ from tests.support.helpers import REPO
 from tools.release_action import pin
 
 EXAMPLES = REPO / "examples"
-WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml")) + sorted(
-    p for p in EXAMPLES.rglob("*.yml") if "github" in p.relative_to(EXAMPLES).parts[0]
-)
-GITLAB = [REPO / "templates" / "verify.yml", *sorted(p for p in EXAMPLES.rglob("*gitlab*.yml"))]
-ARGO = sorted(p for p in EXAMPLES.rglob("*.yaml") if p.relative_to(EXAMPLES).parts[0] == "argo")
+
+
+def _examples(platform: str, suffix: str) -> list[Path]:
+    """The examples for one platform: under examples/PLATFORM/ or named for it (examples/fleet/)."""
+    return sorted(p for p in EXAMPLES.rglob(f"*{suffix}") if platform in p.relative_to(EXAMPLES).as_posix())
+
+
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml")) + _examples("github", ".yml")
+GITLAB = [REPO / "templates" / "verify.yml", *_examples("gitlab", ".yml")]
+ARGO = _examples("argo", ".yaml")
 ARGO_KINDS = {"WorkflowTemplate": argo.WorkflowTemplate, "Workflow": argo.Workflow}
 
 
@@ -91,9 +96,12 @@ def rel(path: Path) -> str:
 def test_the_schemas_cover_every_pipeline_file() -> None:
     assert {rel(p) for p in WORKFLOWS} >= {
         ".github/workflows/ci.yml", ".github/workflows/release.yml", "examples/github/verify.yml",
+        "examples/fleet/github.yml",
     }  # fmt: skip
-    assert {rel(p) for p in GITLAB} >= {"templates/verify.yml", "examples/gitlab/.gitlab-ci.yml"}
-    assert "examples/argo/workflowtemplate.yaml" in {rel(p) for p in ARGO}
+    assert {rel(p) for p in GITLAB} >= {
+        "templates/verify.yml", "examples/gitlab/.gitlab-ci.yml", "examples/fleet/gitlab.yml",
+    }  # fmt: skip
+    assert {rel(p) for p in ARGO} >= {"examples/argo/workflowtemplate.yaml", "examples/fleet/argo.yaml"}
 
 
 def test_action_yml_passes_the_github_action_schema() -> None:

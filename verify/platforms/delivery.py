@@ -108,3 +108,18 @@ def _github_files(
                 github.append_summary(path=path, markdown=summary())
         except OSError as e:
             stderr(f"rollout-verify: error: cannot write ${name} {path}: {e.strerror or e}")
+
+
+def deliver_documents(
+    *, documents: Mapping[str, tuple[str, str]], summary: str, environ: Mapping[str, str]
+) -> None:
+    """Files that are not one run's (`report merge`'s): {what: (path, text)}, each written as the
+    run's reports are; on GitHub `summary` also goes to the job summary."""
+    owner = ownership.workspace_owner(environ=environ)
+    for what, (path, text) in documents.items():
+        _write(path, text, what=what, owner=owner)
+    if Platform.of(environ).github and environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            github.append_summary(path=environ["GITHUB_STEP_SUMMARY"], markdown=summary)
+        except OSError as e:
+            stderr(f"rollout-verify: error: cannot write $GITHUB_STEP_SUMMARY: {e.strerror or e}")
