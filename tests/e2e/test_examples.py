@@ -27,7 +27,8 @@ REQUIRED = {
     "from_spec", "volume_grace", "kubeconfig_data",
 }  # fmt: skip
 GITLAB_ONLY = {"job-name", "stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
-ARGO_ONLY = {"kubeconfig-secret"}  # the Secret VERIFY_KUBECONFIG_DATA is read from
+# the Secret VERIFY_KUBECONFIG_DATA is read from; whether the report files are an output artifact
+ARGO_ONLY = {"kubeconfig-secret", "report-artifact"}
 
 
 def load(path: Path) -> list[Any]:
@@ -97,6 +98,25 @@ def test_argo_parameters_map_one_to_one_to_settings() -> None:
     }
     sc = tpl["securityContext"]
     assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0
+
+
+def test_argo_report_artifact_is_opt_in_and_retries_only_what_a_retry_can_mend() -> None:
+    (wft,) = load(EXAMPLES / "argo" / "workflowtemplate.yaml")
+    (tpl,) = [t for t in wft["spec"]["templates"] if t["name"] == "verify"]
+    defaults = {p["name"]: p["value"] for p in tpl["inputs"]["parameters"]}
+    assert defaults["report-artifact"] == "false"  # an install without an artifact repository works
+    (artifact,) = tpl["outputs"]["artifacts"]
+    # Argo's expression: the output folder when opted in, else a folder nothing ever writes, under
+    # the pod's /tmp emptyDir (a mirrored volume: the executor checks the path exists there)
+    on, _, off = artifact["path"].removeprefix("{{=").removesuffix("}}").partition(" : ")
+    assert on == "inputs.parameters['report-artifact'] == 'true' ? inputs.parameters['output-dir']"
+    off = off.strip("'")
+    mounts = [m["mountPath"] for m in tpl["container"]["volumeMounts"]]
+    assert any(off.startswith(m + "/") for m in mounts) and not off.startswith(defaults["output-dir"])
+    assert artifact["optional"] is True
+    retry = tpl["retryStrategy"]
+    assert retry["expression"] == "asInt(lastRetry.exitCode) == 3 || asInt(lastRetry.exitCode) == 4"
+    assert int(retry["limit"]) >= 1
 
 
 def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
