@@ -137,6 +137,19 @@ def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
     assert job["artifacts"]["reports"]["junit"] == "$[[ inputs.junit ]]"
 
 
+def test_gitlab_include_example_names_the_component_as_gitlab_resolves_it() -> None:
+    (ci,) = load(EXAMPLES / "gitlab" / "include.gitlab-ci.yml")
+    header, _ = load(REPO / "templates" / "verify.yml")
+    component, project = ci["include"]
+    # component: <fqdn>/<project path>/<file name under templates/ without .yml>@<version>
+    name = component["component"].rpartition("/")[2].partition("@")[0]
+    assert (REPO / "templates" / f"{name}.yml").exists()
+    assert (REPO / project["file"].lstrip("/")).exists() and project["ref"]
+    for include in (component, project):
+        assert set(include["inputs"]) <= set(header["spec"]["inputs"]), include
+    assert component["inputs"]["job-name"] != project["inputs"]["job-name"]
+
+
 def test_gitlab_job_example_uses_the_image_shell_and_junit_report() -> None:
     (ci,) = load(EXAMPLES / "gitlab" / ".gitlab-ci.yml")
     job = ci["verify-rollout"]
