@@ -33,7 +33,6 @@ from verify.platforms import container, github
 from verify.platforms.delivery import deliver, deliver_documents
 from verify.platforms.logs import Logs, Platform, stderr, stdout
 from verify.redact import one_line, printable_line, shown_path
-from verify.report import merge
 from verify.report.result import RunInfo, RunResult
 from verify.report.text import problem_lines, verdict_line
 
@@ -224,6 +223,8 @@ def _merge_arguments(args: Sequence[str]) -> tuple[list[tuple[str, str | None]],
 
 def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
     """`report merge`: a fleet's reports as one verdict, one summary and one JUnit file."""
+    from verify.report import merge  # XML and the merge only for this subcommand: start-up stays lean
+
     try:
         reports, outputs = _merge_arguments(args)
         docs = []
