@@ -117,3 +117,19 @@ def test_the_step_verifies_the_app_namespace_as_the_workflows_serviceaccount(
     assert not allowed("create", "argoproj.io", "workflowtaskresults", APP)
     assert not allowed("list", "", "pods", WORKFLOWS)  # none of the step's rules where the workflow runs
     assert allowed("list", "", "pods", APP)
+
+
+def test_kubectl_refuses_a_planted_mistake_in_the_rbac_file(kubectl: Kubectl) -> None:
+    """The RBAC files are judged by the API server as kubectl applies them (strict field
+    validation): a misspelt field is refused, so the test above shows the file as written."""
+    for ns in (WORKFLOWS, APP):
+        kubectl("create", "namespace", ns)
+    broken = docs(ARGO_RBAC)
+    executor = next(
+        d for d in broken if d["metadata"]["name"] == "rollout-verify-executor" and d["kind"] == "Role"
+    )
+    executor["rules"][0]["verb"] = executor["rules"][0].pop("verbs")
+    done = kubectl.run("apply", "-f", "-", input=yaml.safe_dump_all(broken), check=False)
+    assert done.returncode != 0
+    assert 'unknown field "rules[0].verb"' in done.stderr, done.stderr
+    assert kubectl.run("apply", "-f", str(ARGO_RBAC), "--dry-run=server", check=False).returncode == 0
