@@ -225,6 +225,9 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
     """`report merge`: a fleet's reports as one verdict, one summary and one JUnit file."""
     from verify.report import merge  # XML and the merge only for this subcommand: start-up stays lean
 
+    if any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(f"usage: {MERGE_USAGE}\n{merge.HELP}\n")
+        return int(ExitCode.OK)
     try:
         reports, outputs = _merge_arguments(args)
         docs = []

@@ -101,3 +101,10 @@ def test_arguments_labels_paths_and_outputs() -> None:
                       (["a.json", "--color"], "--color is not one of its flags")):  # fmt: skip
         with pytest.raises(ConfigError, match=says):
             _merge_arguments(bad)
+
+
+def test_help_shows_the_usage_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    from verify.cli import run
+
+    assert run(argv=["report", "merge", "--help"], environ={}) == 0
+    assert capsys.readouterr().out.startswith("usage: rollout-verify report merge [LABEL=]REPORT.json ...")

@@ -22,6 +22,12 @@ from verify.report.markdown import cell
 from verify.report.result import Outcome
 from verify.report.text import check_phrase
 
+HELP = (
+    "Merge the --report-json files of a fan-out (one job per cluster/namespace) into one verdict. "
+    "LABEL= names a report's cluster (default: its kubeconfig context, else its path). --summary "
+    "writes one Markdown table, --junit one JUnit file with a suite per cluster and namespace. "
+    "Exit code: the most fundamental among the reports' (2 when a file is no report)."
+)
 _OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error")
 _HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
 _CHECK_TYPES: dict[str, Literal["env", "file", "http"]] = {"env": "env", "file": "file", "http": "http"}
