@@ -171,6 +171,21 @@ def test_github_example_passes_only_real_action_inputs() -> None:
     assert used and used <= set(action["outputs"])
 
 
+def test_every_example_workflow_passes_only_real_action_inputs() -> None:
+    """The fleet's matrix job too: each step using the action (`./` or OWNER/rollout-verify@REF)."""
+    (action,) = load(REPO / "action.yml")
+    steps = [
+        s
+        for path in (EXAMPLES / "github" / "verify.yml", EXAMPLES / "fleet" / "github.yml")
+        for job in load(path)[0]["jobs"].values()
+        for s in job["steps"]
+        if s.get("uses") == "./" or re.fullmatch(r"[\w.-]+/rollout-verify@[\w.-]+", s.get("uses", ""))
+    ]
+    assert len(steps) == 2
+    for step in steps:
+        assert set(step["with"]) <= set(action["inputs"]), step["with"]
+
+
 EXAMPLE_FILES = sorted(
     [
         *EXAMPLES.rglob("*.yml"),
