@@ -7,6 +7,7 @@ After the run it hands one RunResult to every sink the settings and the environm
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import sys
@@ -29,9 +30,9 @@ from verify.kube import kubeconfig, loading
 from verify.kube.cancel import Cancel
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.platforms import colour, container, github
-from verify.platforms.delivery import deliver
+from verify.platforms.delivery import deliver, deliver_documents
 from verify.platforms.logs import Logs, Platform, stderr, stdout, stdout_table, stdout_verdict
-from verify.redact import one_line
+from verify.redact import one_line, printable_line, shown_path
 from verify.report import table
 from verify.report.result import RunInfo, RunResult
 from verify.report.text import problem_lines, verdict_line
@@ -189,7 +190,77 @@ def _info(*, started: float, wall: float, about: Mapping[str, str | None]) -> Ru
     )
 
 
+MERGE_USAGE = "rollout-verify report merge [LABEL=]REPORT.json ... [--summary PATH] [--junit PATH]"
+
+
+def _merge_arguments(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], dict[str, str]]:
+    """(report path, label) pairs and {--summary/--junit: path}; ConfigError for anything else."""
+    reports: list[tuple[str, str | None]] = []
+    outputs: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        flag, eq, value = arg.partition("=")
+        if flag in ("--summary", "--junit"):
+            if not eq:
+                value = rest.pop(0) if rest and not rest[0].startswith("--") else ""
+            if not value:
+                raise ConfigError(f"report merge: {flag} needs a PATH; usage: {MERGE_USAGE}", field="report")
+            outputs[flag] = value
+        elif arg.startswith("-"):
+            raise ConfigError(
+                f"report merge: {printable_line(arg)[:40]} is not one of its flags; usage: {MERGE_USAGE}",
+                field="report",
+            )
+        else:  # LABEL=PATH names the report's cluster; a path with a slash before its = is a path
+            label, eq, path = arg.partition("=")
+            named = bool(eq and label and "/" not in label)
+            reports.append((path if named else arg, label if named else None))
+    if not reports:
+        raise ConfigError(f"report merge: name the reports to merge; usage: {MERGE_USAGE}", field="report")
+    return reports, outputs
+
+
+def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
+    """`report merge`: a fleet's reports as one verdict, one summary and one JUnit file."""
+    from verify.report import merge  # XML and the merge only for this subcommand: start-up stays lean
+
+    if any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(f"usage: {MERGE_USAGE}\n{merge.HELP}\n")
+        return int(ExitCode.OK)
+    try:
+        reports, outputs = _merge_arguments(args)
+        docs = []
+        for path, label in reports:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    docs.append((path, label, json.load(fh)))
+            except (OSError, ValueError) as e:
+                why = e.strerror if isinstance(e, OSError) else "not valid JSON"
+                raise ConfigError(
+                    f"report merge: cannot read {shown_path(path)} ({why}); "
+                    "pass the files --report-json wrote",
+                    field="report",
+                ) from None
+        fleet = merge.merge(reports=docs)
+    except ConfigError as e:
+        stderr(f"rollout-verify: error: {e}")
+        return int(ExitCode.CONFIG)
+    for m in fleet.members:
+        for problem in m.problems:
+            stdout(f"rollout-verify: {m.cluster}: {m.where}: {problem}")
+    stdout(merge.verdict_line(fleet=fleet))
+    summary = merge.markdown(fleet=fleet)
+    documents = {"--summary": (outputs["--summary"], summary)} if "--summary" in outputs else {}
+    if "--junit" in outputs:
+        documents["--junit"] = (outputs["--junit"], merge.junit(fleet=fleet))
+    deliver_documents(documents=documents, summary=summary, environ=environ)
+    return fleet.exit_code
+
+
 def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
+    if list(argv[:2]) == ["report", "merge"]:  # a subcommand; `deploy/report` verifies a Deployment `report`
+        return _report_merge(args=argv[2:], environ=environ)
     started, wall = time.monotonic(), time.time()
     about: dict[str, str | None] = {}
     cancel = cancel or Cancel()

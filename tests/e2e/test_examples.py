@@ -26,8 +26,9 @@ REQUIRED = {
     "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",
     "from_spec", "volume_grace", "kubeconfig_data",
 }  # fmt: skip
-GITLAB_ONLY = {"stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
-ARGO_ONLY = {"kubeconfig-secret"}  # the Secret VERIFY_KUBECONFIG_DATA is read from
+GITLAB_ONLY = {"job-name", "stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
+# the Secret VERIFY_KUBECONFIG_DATA is read from; whether the report files are an output artifact
+ARGO_ONLY = {"kubeconfig-secret", "report-artifact"}
 
 
 def load(path: Path) -> list[Any]:
@@ -99,10 +100,30 @@ def test_argo_parameters_map_one_to_one_to_settings() -> None:
     assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0
 
 
+def test_argo_report_artifact_is_opt_in_and_retries_only_what_a_retry_can_mend() -> None:
+    (wft,) = load(EXAMPLES / "argo" / "workflowtemplate.yaml")
+    (tpl,) = [t for t in wft["spec"]["templates"] if t["name"] == "verify"]
+    defaults = {p["name"]: p["value"] for p in tpl["inputs"]["parameters"]}
+    assert defaults["report-artifact"] == "false"  # an install without an artifact repository works
+    (artifact,) = tpl["outputs"]["artifacts"]
+    # Argo's expression: the output folder when opted in, else a folder nothing ever writes, under
+    # the pod's /tmp emptyDir (a mirrored volume: the executor checks the path exists there)
+    on, _, off = artifact["path"].removeprefix("{{=").removesuffix("}}").partition(" : ")
+    assert on == "inputs.parameters['report-artifact'] == 'true' ? inputs.parameters['output-dir']"
+    off = off.strip("'")
+    mounts = [m["mountPath"] for m in tpl["container"]["volumeMounts"]]
+    assert any(off.startswith(m + "/") for m in mounts) and not off.startswith(defaults["output-dir"])
+    assert artifact["optional"] is True
+    retry = tpl["retryStrategy"]
+    assert retry["expression"] == "asInt(lastRetry.exitCode) == 3 || asInt(lastRetry.exitCode) == 4"
+    assert int(retry["limit"]) >= 1
+
+
 def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
-    header, jobs = load(EXAMPLES / "gitlab" / "templates" / "verify.yml")
+    header, jobs = load(REPO / "templates" / "verify.yml")
     inputs = set(header["spec"]["inputs"])
-    (job,) = jobs.values()
+    ((name, job),) = jobs.items()
+    assert name == "$[[ inputs.job-name ]]", "a second include must be able to name its own job"
     mapped = mapping(
         {k: v for k, v in job["variables"].items() if k.startswith("VERIFY_")},
         r"\$\[\[ inputs\.([a-z0-9-]+) \]\]",
@@ -111,7 +132,22 @@ def test_gitlab_component_inputs_map_one_to_one_to_settings() -> None:
     # no input is required: a job names its workloads by deployment, targets, selector or config
     assert all("default" in spec for spec in header["spec"]["inputs"].values())
     assert job["image"]["entrypoint"] == [""]
+    # not root under the Docker executor nor the Kubernetes one (each reads its own key)
+    assert job["image"]["docker"]["user"] == job["image"]["kubernetes"]["user"] == "65532:65532"
     assert job["artifacts"]["reports"]["junit"] == "$[[ inputs.junit ]]"
+
+
+def test_gitlab_include_example_names_the_component_as_gitlab_resolves_it() -> None:
+    (ci,) = load(EXAMPLES / "gitlab" / "include.gitlab-ci.yml")
+    header, _ = load(REPO / "templates" / "verify.yml")
+    component, project = ci["include"]
+    # component: <fqdn>/<project path>/<file name under templates/ without .yml>@<version>
+    name = component["component"].rpartition("/")[2].partition("@")[0]
+    assert (REPO / "templates" / f"{name}.yml").exists()
+    assert (REPO / project["file"].lstrip("/")).exists() and project["ref"]
+    for include in (component, project):
+        assert set(include["inputs"]) <= set(header["spec"]["inputs"]), include
+    assert component["inputs"]["job-name"] != project["inputs"]["job-name"]
 
 
 def test_gitlab_job_example_uses_the_image_shell_and_junit_report() -> None:
@@ -135,12 +171,28 @@ def test_github_example_passes_only_real_action_inputs() -> None:
     assert used and used <= set(action["outputs"])
 
 
+def test_every_example_workflow_passes_only_real_action_inputs() -> None:
+    """The fleet's matrix job too: each step using the action (`./` or OWNER/rollout-verify@REF)."""
+    (action,) = load(REPO / "action.yml")
+    steps = [
+        s
+        for path in (EXAMPLES / "github" / "verify.yml", EXAMPLES / "fleet" / "github.yml")
+        for job in load(path)[0]["jobs"].values()
+        for s in job["steps"]
+        if s.get("uses") == "./" or re.fullmatch(r"[\w.-]+/rollout-verify@[\w.-]+", s.get("uses", ""))
+    ]
+    assert len(steps) == 2
+    for step in steps:
+        assert set(step["with"]) <= set(action["inputs"]), step["with"]
+
+
 EXAMPLE_FILES = sorted(
     [
         *EXAMPLES.rglob("*.yml"),
         *EXAMPLES.rglob("*.yaml"),
         *EXAMPLES.rglob(".gitlab-ci.yml"),
         REPO / "action.yml",
+        *(REPO / "templates").glob("*.yml"),
     ]
 )
 

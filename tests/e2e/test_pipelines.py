@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import xmlschema
@@ -283,3 +284,37 @@ def test_a_container_action_reads_runner_paths_under_the_mounted_folders(cluster
     report = json.loads((folders["home"] / "report.json").read_text())
     assert report["result"] == "passed"
     assert container_action.left_nothing()
+
+
+def test_a_container_action_run_leaves_reports_owned_by_the_workspaces_owner(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """GitHub runs a container action as root; on a self-hosted runner the workspace belongs to the
+    runner's user (here 1001:121), and a root-owned report would break the next job's checkout.
+    Every file and folder the run creates in the workspace gets the workspace's uid/gid."""
+    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    folders = container_action.mounts(tmp_path)
+    (folders["workspace"] / "kubeconfig.yaml").write_text(cluster.kubeconfig())
+    os.chown(folders["workspace"], 1001, 121)
+    inside = "/github/workspace"
+    done = container_action.run(
+        folders,
+        {
+            "KUBECONFIG": f"{inside}/kubeconfig.yaml",
+            "VERIFY_DEPLOYMENT": "web",
+            "VERIFY_EXPECT_ENV": "A",
+            "VERIFY_REPORT_JSON": f"{inside}/reports/verify/report.json",
+            "VERIFY_JUNIT": f"{inside}/reports/junit.xml",
+            "VERIFY_SUMMARY": f"{inside}/summary.md",
+            "VERIFY_OUTPUT_DIR": f"{inside}/outputs",
+        },
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ws = folders["workspace"]
+    written = {p.relative_to(ws).as_posix(): p.lstat() for p in ws.rglob("*") if p.name != "kubeconfig.yaml"}
+    assert {"reports", "reports/verify", "reports/verify/report.json", "reports/junit.xml", "summary.md",
+            "outputs", "outputs/result", "outputs/report.json"} <= set(written)  # fmt: skip
+    assert {name: (st.st_uid, st.st_gid) for name, st in written.items()} == dict.fromkeys(written, (1001, 121))
+    assert json.loads((ws / "reports/verify/report.json").read_text())["result"] == "passed"
+    assert (ws / "kubeconfig.yaml").stat().st_uid == 0  # what the run did not write stays as it was

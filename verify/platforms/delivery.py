@@ -1,6 +1,7 @@
 """Every report and platform output of one run, from one RunResult, so they cannot disagree:
 --report-json, --junit, --summary, --output-dir, and GitHub's outputs and step summary. A sink that
-fails says so and the others are still written."""
+fails says so and the others are still written. In a GitHub container action (root) what is
+written belongs to the workspace's owner (platforms/ownership.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from verify.config.settings import Settings
-from verify.platforms import argo, github
+from verify.platforms import argo, github, ownership
 from verify.platforms.logs import Platform, stderr
 from verify.report import markdown
 from verify.report.jsondoc import to_json
@@ -17,13 +18,16 @@ from verify.report.outputs import step_outputs
 from verify.report.result import RunInfo, RunResult
 
 
-def _write(path: str, text: str, *, what: str) -> None:
+def _write(path: str, text: str, *, what: str, owner: ownership.Owner | None) -> None:
     try:
+        created = ownership.missing_folders(path)
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
+        if owner is not None:
+            ownership.hand_over(paths=[*created, path], owner=owner)
     except OSError as e:
         stderr(f"rollout-verify: error: cannot write {what} {path}: {e.strerror or e}")
 
@@ -33,6 +37,7 @@ def deliver(
 ) -> None:
     """Every report and platform output for `result`; a sink that fails says so and the rest run."""
     platform = Platform.of(environ)
+    owner = ownership.workspace_owner(environ=environ)
     lazy: dict[str, str] = {}
 
     def rendered(name: str, make: Callable[[], str]) -> str:
@@ -54,17 +59,18 @@ def deliver(
     report_path = ""
     if settings is not None:
         if settings.report_json:
-            _write(settings.report_json, report_json(), what="--report-json")
+            _write(settings.report_json, report_json(), what="--report-json", owner=owner)
             report_path = settings.report_json
         if settings.junit:
-            _write(settings.junit, junit_xml(), what="--junit")
+            _write(settings.junit, junit_xml(), what="--junit", owner=owner)
         if settings.summary:
-            _write(settings.summary, summary(), what="--summary")
+            _write(settings.summary, summary(), what="--summary", owner=owner)
         if settings.output_dir:
             report_path = report_path or os.path.join(settings.output_dir, argo.REPORT_JSON)
     outputs = step_outputs(run=result, report_path=report_path)
     if settings is not None and settings.output_dir:
         try:
+            created = ownership.missing_folders(os.path.join(settings.output_dir, argo.REPORT_JSON))
             argo.write_output_dir(
                 directory=settings.output_dir,
                 outputs=outputs,
@@ -74,6 +80,11 @@ def deliver(
                     argo.SUMMARY_MD: summary(),
                 },
             )
+            if owner is not None:
+                written = [*argo.OUTPUT_FILES, argo.REPORT_JSON, argo.JUNIT_XML, argo.SUMMARY_MD]
+                ownership.hand_over(
+                    paths=[*created, *(os.path.join(settings.output_dir, n) for n in written)], owner=owner
+                )
         except OSError as e:
             stderr(
                 f"rollout-verify: error: cannot write --output-dir {settings.output_dir}: {e.strerror or e}"
@@ -97,3 +108,18 @@ def _github_files(
                 github.append_summary(path=path, markdown=summary())
         except OSError as e:
             stderr(f"rollout-verify: error: cannot write ${name} {path}: {e.strerror or e}")
+
+
+def deliver_documents(
+    *, documents: Mapping[str, tuple[str, str]], summary: str, environ: Mapping[str, str]
+) -> None:
+    """Files that are not one run's (`report merge`'s): {what: (path, text)}, each written as the
+    run's reports are; on GitHub `summary` also goes to the job summary."""
+    owner = ownership.workspace_owner(environ=environ)
+    for what, (path, text) in documents.items():
+        _write(path, text, what=what, owner=owner)
+    if Platform.of(environ).github and environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            github.append_summary(path=environ["GITHUB_STEP_SUMMARY"], markdown=summary)
+        except OSError as e:
+            stderr(f"rollout-verify: error: cannot write $GITHUB_STEP_SUMMARY: {e.strerror or e}")

@@ -133,3 +133,6 @@ def render(*, run: RunResult, seconds: float = 0.0) -> str:
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+Suite = _Suite  # `report merge` builds a fleet's suites the same way (verify/report/merge.py)

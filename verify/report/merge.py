@@ -1,0 +1,230 @@
+"""`rollout-verify report merge`: the JSON reports of a fleet's jobs (one per cluster/namespace,
+fanned out by a CI matrix) read as one verdict, one Markdown summary and one JUnit file with a
+suite per cluster and namespace. Pure: the documents come in parsed, the texts go out.
+
+Each report is named by its cluster: the label given as LABEL=PATH, else the report's kubeconfig
+`context`, else the file's path. The verdict's exit code is the most fundamental among the
+reports' (the same order as one run's workloads), so a fleet fails as its worst member does."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from verify.errors import ConfigError
+from verify.exitcodes import ExitCode, most_fundamental
+from verify.model import CheckResult, CheckStatus
+from verify.redact import printable_line, shown_path
+from verify.report.junit import Suite
+from verify.report.markdown import cell
+from verify.report.result import Outcome
+from verify.report.text import check_phrase
+
+HELP = (
+    "Merge the --report-json files of a fan-out (one job per cluster/namespace) into one verdict. "
+    "LABEL= names a report's cluster (default: its kubeconfig context, else its path). --summary "
+    "writes one Markdown table, --junit one JUnit file with a suite per cluster and namespace. "
+    "Exit code: the most fundamental among the reports' (2 when a file is no report)."
+)
+_OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error")
+_HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
+_CHECK_TYPES: dict[str, Literal["env", "file", "http"]] = {"env": "env", "file": "file", "http": "http"}
+_RESULT = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error"}
+
+
+@dataclass(frozen=True)
+class Member:
+    """One workload of one report (or a report that verified none: kind `run`)."""
+
+    cluster: str
+    namespace: str
+    kind: str
+    name: str
+    result: Outcome
+    exit_code: int
+    restarted: bool
+    problems: tuple[str, ...]
+    diagnosis: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}" if self.name else self.kind
+
+    @property
+    def where(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.name else self.kind
+
+
+@dataclass(frozen=True)
+class Fleet:
+    reports: int
+    members: tuple[Member, ...]
+    exit_code: int
+    result: Outcome
+
+
+class _Bad(ValueError):
+    """What makes a document no rollout-verify report."""
+
+
+def _field(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = doc.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise _Bad(f"`{key}` is missing or not a {getattr(kind, '__name__', 'value')}")
+    return value
+
+
+def _outcome(doc: Mapping[str, Any]) -> tuple[Outcome, int]:
+    result = _field(doc, "result", str)
+    code = _field(doc, "exit_code", int)
+    if result not in _OUTCOMES:
+        raise _Bad(f"`result` {printable_line(result)[:40]!r} is not passed, failed or error")
+    try:
+        ExitCode(code)
+    except ValueError:
+        raise _Bad(f"`exit_code` {code} is not one of rollout-verify's exit codes") from None
+    return result, code
+
+
+def _phrase(check: Any) -> str | None:
+    """A failing check of the report in the run's own words (`lacks env KEY`, ...), else None."""
+    if not isinstance(check, dict) or check.get("status") == "ok":
+        return None
+    try:
+        status = CheckStatus(str(check.get("status")))
+    except ValueError:
+        return None
+    kind = _CHECK_TYPES.get(str(check.get("type")), "file")
+    return check_phrase(
+        CheckResult(
+            type=kind, subject=str(check.get("target")), status=status, detail=str(check.get("detail") or "")
+        )
+    )
+
+
+def _pod_problems(pod: Any) -> list[str]:
+    if not isinstance(pod, dict) or pod.get("status") == "ok":
+        return []
+    where = f"pod {pod.get('name')}" + (f" ({pod['node']})" if pod.get("node") else "")
+    if pod.get("reason"):
+        return [f"{where} cannot be inspected: {pod['reason']}"]
+    found = [f"{where} {phrase}" for phrase in map(_phrase, pod.get("checks") or []) if phrase]
+    for c in pod.get("containers") or []:
+        if not isinstance(c, dict):
+            continue
+        if c.get("reason"):
+            found.append(f"{where} container {c.get('name')} cannot be inspected: {c['reason']}")
+        found += [
+            f"{where} container {c.get('name')} {ph}" for ph in map(_phrase, c.get("checks") or []) if ph
+        ]
+    return found
+
+
+def _problems(workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The workload's error, else its last attempt's problems and failing pods; its diagnosis."""
+    attempts = workload.get("attempts") or []
+    last = attempts[-1] if isinstance(attempts, list) and attempts and isinstance(attempts[-1], dict) else {}
+    found: list[str] = [str(workload["error"])] if workload.get("error") else []
+    found += [str(p) for p in last.get("problems") or []]
+    for pod in last.get("pods") or []:
+        found += _pod_problems(pod)
+    return tuple(found), tuple(str(d) for d in last.get("diagnosis") or [])
+
+
+def _members(*, cluster: str, doc: Mapping[str, Any]) -> list[Member]:
+    result, code = _outcome(doc)
+    workloads = _field(doc, "workloads", list)
+    if not workloads:  # bad input, a cancel: the report's message is all there is
+        message = str(doc.get("message") or result)
+        return [
+            Member(cluster, "", "run", "", result, code, False, (message,) if result != "passed" else (), ())
+        ]
+    out = []
+    for i, w in enumerate(workloads):
+        if not isinstance(w, dict):
+            raise _Bad(f"`workloads[{i}]` is not an object")
+        try:
+            kind, ns, name = (_field(w, key, str) for key in ("kind", "namespace", "name"))
+            w_result, w_code = _outcome(w)
+        except _Bad as e:
+            raise _Bad(f"`workloads[{i}]`: {e}") from None
+        problems, diagnosis = _problems(w) if w_result != "passed" else ((), ())
+        out.append(
+            Member(cluster, ns, kind, name, w_result, w_code, w.get("restarted") is True, problems, diagnosis)
+        )
+    return out
+
+
+def merge(*, reports: Sequence[tuple[str, str | None, Any]]) -> Fleet:
+    """`reports` as (source path, label or None, parsed JSON). ConfigError names the first file
+    that is no rollout-verify report (exit 2: nothing is merged from a wrong file)."""
+    members: list[Member] = []
+    codes: list[int] = []
+    for source, label, doc in reports:
+        try:
+            if not isinstance(doc, dict):
+                raise _Bad("it is not a JSON object")
+            cluster = label or (doc.get("context") if isinstance(doc.get("context"), str) else None) or source
+            members += _members(cluster=cluster, doc=doc)
+            codes.append(_outcome(doc)[1])
+        except _Bad as e:
+            raise ConfigError(
+                f"report merge: {shown_path(source)} is not a rollout-verify report ({e}); "
+                "pass the files --report-json wrote",
+                field="report",
+            ) from None
+    code = most_fundamental(codes)
+    result: Outcome = "passed" if code is ExitCode.OK else "failed" if code is ExitCode.FAILED else "error"
+    return Fleet(reports=len(reports), members=tuple(members), exit_code=int(code), result=result)
+
+
+def verdict_line(*, fleet: Fleet) -> str:
+    clusters = len({m.cluster for m in fleet.members})
+    workloads = [m for m in fleet.members if m.kind != "run"]
+    bad = [m for m in fleet.members if m.result != "passed"]
+    where = f"({clusters} clusters, {fleet.reports} reports)"
+    if not bad:
+        return f"rollout-verify: PASSED {len(workloads)} workloads verified {where}"
+    head = f"rollout-verify: {fleet.result.upper()} {len(bad)} of {len(fleet.members)}"
+    return f"{head} not verified {where}, exit {fleet.exit_code}"
+
+
+def markdown(*, fleet: Fleet) -> str:
+    """One summary: the verdict, then a row per workload, failures first."""
+    head = verdict_line(fleet=fleet).removeprefix("rollout-verify: ")
+    head = _HEAD[fleet.result] + head[len(fleet.result) :]
+    lines = ["### rollout-verify: fleet", "", cell(head), ""]
+    lines += ["| cluster | namespace | workload | result | restarted | detail |", "|---|---|---|---|---|---|"]
+    order = sorted(fleet.members, key=lambda m: (m.result == "passed", m.cluster, m.namespace, m.label))
+    for m in order:
+        detail = "; ".join(m.problems[:3]) + (
+            f" (+{len(m.problems) - 3} more)" if len(m.problems) > 3 else ""
+        )
+        cells = (m.cluster, m.namespace, m.label, _RESULT[m.result], "yes" if m.restarted else "no", detail)
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def junit(*, fleet: Fleet) -> str:
+    """One JUnit document: a suite per cluster and namespace, a testcase per workload."""
+    root = ET.Element("testsuites", {"name": "rollout-verify fleet"})
+    groups: dict[tuple[str, str], list[Member]] = {}
+    for m in fleet.members:
+        groups.setdefault((m.cluster, m.namespace), []).append(m)
+    for (cluster, namespace), members in sorted(groups.items()):
+        suite = Suite(f"{cluster} {namespace}" if namespace else cluster)
+        for m in members:
+            failure = None
+            if m.result != "passed":
+                text = "\n".join([*m.problems, *m.diagnosis]) or m.result
+                failure = (m.result, m.problems[0] if m.problems else m.result, text)
+            classname = f"{cluster}.{namespace}" if namespace else cluster
+            suite.case(classname=classname, name=m.label, failure=failure, error=m.result == "error")
+        root.append(suite.close(seconds=0.0))
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(sum(int(s.get(key, "0")) for s in root)))
+    root.set("time", "0.000")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
