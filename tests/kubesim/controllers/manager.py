@@ -13,6 +13,7 @@ from .deployment import DeploymentController
 from .job import JobController, finished
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
+from .serviceaccounts import NamespaceDefaults
 from .statefulset import StatefulSetController
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class Controllers:
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
+        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
+        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -77,6 +80,9 @@ class Controllers:
         for res in (DEPLOY, STS, DS):
             for d in self.store.list(res):
                 self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
+        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
+            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
@@ -113,3 +119,8 @@ class Controllers:
                         grace=None,
                         propagation="Background",
                     )
+
+
+def _root_ca(cluster: Cluster) -> str | None:
+    path = getattr(cluster, "ca_path", None)
+    return None if path is None else str(path.read_text())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -41,6 +42,12 @@ _EMPTY_STATUS = {
 }
 
 
+def generated_suffix() -> str:
+    """names.SimpleNameGenerator's 5 characters after a generateName (utilrand.String: no vowels,
+    no 0, 1 or 3, so no words)."""
+    return "".join(random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+
+
 def now_rfc3339() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -70,6 +77,9 @@ class Store:
         self.history = History(knobs, self.rv)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
+        # mutating/validating admission of every create, a client's or a controller's (the
+        # apiserver's plugins: apiserver/serviceaccount.py); each may change the object or raise
+        self.admission: list[Callable[[Resource, str, Obj], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -104,8 +114,10 @@ class Store:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         _drop_nulls(meta)
+        for admit in self.admission:  # before the name is generated, as in the apiserver
+            admit(res, namespace, obj)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+            meta["name"] = meta["generateName"] + generated_suffix()
         name = meta.get("name")
         if not name:
             raise ApiError.invalid(
