@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from tests.kubesim import Cluster
+from tests.support.helpers import deployment
 from tests.support.kubectl import Kubectl
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -156,3 +157,91 @@ def test_the_projected_token_dies_with_its_pod(cluster: Cluster, kubectl: Kubect
     proc = as_pod.run("auth", "whoami", check=False)
     assert proc.returncode == 1 and "Unauthorized" in proc.stderr
 
+
+def test_controllers_record_failed_create_for_a_missing_serviceaccount_and_recover_when_it_appears(
+    cluster: Cluster, kubectl: Kubectl, capfd: Any
+) -> None:
+    web = deployment("web", replicas=2, command=["sleep", "3600"])
+    web["spec"]["template"]["spec"]["serviceAccountName"] = "app"
+    cluster.apply(web)
+    db = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {
+                    "serviceAccountName": "app",
+                    "containers": [{"name": "db", "image": "busybox:1.36", "command": ["sleep", "3600"]}],
+                },
+            },
+        },
+    }
+    agent = json.loads(json.dumps(db))
+    agent.update({"kind": "DaemonSet", "metadata": {"name": "agent"}})
+    agent["spec"] = {k: v for k, v in agent["spec"].items() if k not in ("replicas", "serviceName")}
+    agent["spec"]["selector"] = {"matchLabels": {"app": "agent"}}
+    agent["spec"]["template"]["metadata"]["labels"] = {"app": "agent"}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "hook"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "serviceAccountName": "app",
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "hook", "image": "busybox:1.36", "command": ["true"]}],
+                }
+            }
+        },
+    }
+    for obj in (db, agent, job):
+        kubectl("apply", "-f", "-", input=json.dumps(obj))
+    why = 'error looking up service account default/app: serviceaccount "app" not found'
+
+    def failed_create(kind: str, name: str) -> list[str]:
+        return [e["message"] for e in events(kubectl, kind, name) if e["reason"] == "FailedCreate"]
+
+    rs_name = ""
+
+    def all_refused() -> bool:
+        nonlocal rs_name
+        rss = cluster.list("ReplicaSet")
+        rs_name = rss[0]["metadata"]["name"] if rss else ""
+        return bool(
+            rs_name
+            and failed_create("ReplicaSet", rs_name)
+            and failed_create("StatefulSet", "db")
+            and failed_create("DaemonSet", "agent")
+            and failed_create("Job", "hook")
+        )
+
+    cluster.wait_for(all_refused, timeout=60, what="FailedCreate from every controller")
+    assert failed_create("ReplicaSet", rs_name)[0] == f'Error creating: pods "{rs_name}-" is forbidden: {why}'
+    assert failed_create("StatefulSet", "db")[0] == (
+        f'create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: {why}'
+    )
+    assert failed_create("DaemonSet", "agent")[0] == f'Error creating: pods "agent-" is forbidden: {why}'
+    assert failed_create("Job", "hook")[0] == f'Error creating: pods "hook-" is forbidden: {why}'
+    rs = json.loads(kubectl("get", "rs", rs_name, "-o", "json"))
+    (cond,) = rs["status"]["conditions"]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("ReplicaFailure", "True", "FailedCreate")
+    assert cond["message"] == f'pods "{rs_name}-" is forbidden: {why}'
+    assert cluster.list("Pod") == []
+
+    kubectl("create", "serviceaccount", "app")
+    cluster.wait_for(lambda: cluster.rollout_complete("web"), timeout=90, what="web after the SA exists")
+    cluster.wait_statefulset("db", timeout=90)
+    cluster.wait_daemonset("agent", timeout=90)
+    kubectl("wait", "--for=condition=complete", "job/hook", "--timeout=90s", timeout=120)
+    rs = json.loads(kubectl("get", "rs", rs_name, "-o", "json"))
+    assert not rs["status"].get("conditions")  # a sync without error removes ReplicaFailure
+    reasons = [e["reason"] for e in events(kubectl, "Job", "hook")]
+    assert "SuccessfulCreate" in reasons and "Completed" in reasons
+    assert all(p["spec"]["serviceAccountName"] == "app" for p in cluster.list("Pod"))
+    assert "Traceback" not in capfd.readouterr().err  # no controller crashed on the refusals
