@@ -232,6 +232,14 @@ def test_controllers_record_failed_create_for_a_missing_serviceaccount_and_recov
     (cond,) = rs["status"]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("ReplicaFailure", "True", "FailedCreate")
     assert cond["message"] == f'pods "{rs_name}-" is forbidden: {why}'
+    # the Deployment surfaces it (progress.go syncRolloutStatus)
+    cluster.wait_for(
+        lambda: "ReplicaFailure" in str((cluster.get("Deployment", "web") or {}).get("status")),
+        what="the Deployment's ReplicaFailure",
+    )
+    dep = json.loads(kubectl("get", "deployment", "web", "-o", "json"))
+    (failure,) = [c for c in dep["status"]["conditions"] if c["type"] == "ReplicaFailure"]
+    assert (failure["reason"], failure["message"]) == ("FailedCreate", cond["message"])
     assert cluster.list("Pod") == []
 
     kubectl("create", "serviceaccount", "app")
@@ -241,6 +249,8 @@ def test_controllers_record_failed_create_for_a_missing_serviceaccount_and_recov
     kubectl("wait", "--for=condition=complete", "job/hook", "--timeout=90s", timeout=120)
     rs = json.loads(kubectl("get", "rs", rs_name, "-o", "json"))
     assert not rs["status"].get("conditions")  # a sync without error removes ReplicaFailure
+    dep = json.loads(kubectl("get", "deployment", "web", "-o", "json"))
+    assert [c["type"] for c in dep["status"]["conditions"]] == ["Available", "Progressing"]
     reasons = [e["reason"] for e in events(kubectl, "Job", "hook")]
     assert "SuccessfulCreate" in reasons and "Completed" in reasons
     assert all(p["spec"]["serviceAccountName"] == "app" for p in cluster.list("Pod"))
