@@ -186,14 +186,17 @@ def test_every_example_workflow_passes_only_real_action_inputs() -> None:
         assert set(step["with"]) <= set(action["inputs"]), step["with"]
 
 
+HELM_TEMPLATES = EXAMPLES / "helm" / "templates"  # Go templates: checked rendered, below
 EXAMPLE_FILES = sorted(
-    [
+    p
+    for p in [
         *EXAMPLES.rglob("*.yml"),
         *EXAMPLES.rglob("*.yaml"),
         *EXAMPLES.rglob(".gitlab-ci.yml"),
         REPO / "action.yml",
         *(REPO / "templates").glob("*.yml"),
     ]
+    if HELM_TEMPLATES not in p.parents
 )
 
 
@@ -214,9 +217,35 @@ def test_every_example_parses_and_names_only_real_settings(path: Path) -> None:
             "--image",
             "--wait",
             "--duration",
+            "--install",
+            "--logs",
         }:
-            continue  # kubectl/kind flags in the GitHub example
+            continue  # kubectl/kind flags in the GitHub example, helm's in the chart's notes
         assert flag in flags, f"{path.name} names {flag}, which is no rollout-verify flag"
+
+
+def test_the_helm_chart_renders_a_test_hook_job_with_real_flags_and_named_rules_only() -> None:
+    from tests.support.helmtemplate import render
+
+    text = render(EXAMPLES / "helm", release="shop", namespace="apps")
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert sorted(d["kind"] for d in docs) == ["Job", "Role", "RoleBinding", "ServiceAccount"]
+    job = next(d for d in docs if d["kind"] == "Job")
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    pod = job["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "shop-rollout-verify" and pod["restartPolicy"] == "Never"
+    flags = {opt for action in build_parser()._actions for opt in action.option_strings}
+    (container,) = pod["containers"]
+    assert {a for a in container["args"] if a.startswith("--")} <= flags
+    role = next(d for d in docs if d["kind"] == "Role")
+    # the Secrets/ConfigMaps rules name their objects: never every Secret of the namespace
+    assert all(
+        r.get("resourceNames") for r in role["rules"] if r["resources"] in (["secrets"], ["configmaps"])
+    )
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "shop-rollout-verify", "namespace": "apps"}
+    ]
 
 
 def test_readme_settings_table_is_current() -> None:

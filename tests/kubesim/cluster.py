@@ -29,6 +29,7 @@ from aiohttp import web
 from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
 from .apiserver.server import ApiServer
+from .apiserver.serviceaccount import ServiceAccountAdmission
 from .apiserver.services import admit_service, install_default_service
 from .controllers.binder import install_default_class
 from .controllers.endpoints import EndpointsController
@@ -61,6 +62,7 @@ class Cluster:
         self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
         self._own_root = root is None
         self.store = Store(self.knobs)
+        self.store.create_admission.append(ServiceAccountAdmission(self.store))
         self.auth = Authorizer(self.store, knobs=self.knobs)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
@@ -119,6 +121,10 @@ class Cluster:
         return self
 
     async def _boot(self) -> None:
+        from .tls import make_certs, server_context
+
+        # first: each namespace's kube-root-ca.crt ConfigMap holds the CA (controllers/serviceaccounts.py)
+        self.ca_path, crt, key = make_certs(self.root / "pki")
         self._wake = asyncio.Event()
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             self.store.create(
@@ -130,7 +136,6 @@ class Cluster:
                     "status": {"phase": "Active"},
                 },
             )
-            self.store.create(BY_PATH[("", "serviceaccounts")], ns, {"metadata": {"name": "default"}})
         install_default_service(self.store)
         install_default_class(self.store)
         for i in range(self._n_nodes):
@@ -138,9 +143,6 @@ class Cluster:
         server = ApiServer(self)
         self._runner = web.AppRunner(server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        from .tls import make_certs, server_context
-
-        self.ca_path, crt, key = make_certs(self.root / "pki")
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key))
         await site.start()
         sock = site._server.sockets[0]  # type: ignore[union-attr]
@@ -386,8 +388,6 @@ class Cluster:
         self.call(lambda: [k.sync_now() for k in self.kubelets.values()])
 
     def wait_for(self, pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
-        import time
-
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if pred():

@@ -1,4 +1,5 @@
-"""A throwaway CA and serving certificate for 127.0.0.1: kubectl sends bearer tokens only over TLS."""
+"""A throwaway CA and serving certificate for 127.0.0.1 and the `kubernetes` Service (10.96.0.1):
+kubectl sends bearer tokens only over TLS."""
 
 from __future__ import annotations
 
@@ -45,8 +46,19 @@ def make_certs(directory: Path) -> tuple[Path, Path, Path]:
             x509.SubjectAlternativeName(
                 [
                     x509.DNSName("localhost"),
-                    x509.DNSName("kubernetes.default.svc"),
+                    # kubeadm's apiserver certificate: the `kubernetes` Service's names and
+                    # ClusterIP, which pods reach it by (the in-cluster config dials 10.96.0.1)
+                    *(
+                        x509.DNSName(n)
+                        for n in (
+                            "kubernetes",
+                            "kubernetes.default",
+                            "kubernetes.default.svc",
+                            "kubernetes.default.svc.cluster.local",
+                        )
+                    ),
                     x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    x509.IPAddress(ipaddress.ip_address("10.96.0.1")),
                 ]
             ),
             critical=False,

@@ -100,3 +100,18 @@ def waiting_reasons(*, pods: Sequence[Mapping[str, Any]]) -> list[str]:
         lines.extend(_container_reasons(pod, items(status, "initContainerStatuses"), True))
         lines.extend(_container_reasons(pod, items(status, "containerStatuses"), False))
     return lines
+
+
+def creation_failure(*, workload: Mapping[str, Any]) -> str | None:
+    """Why a Deployment has no new pods at all: the API refuses to create them (a missing
+    ServiceAccount, a quota, an admission webhook). The ReplicaSet controller records that in its
+    ReplicaFailure condition and the deployment controller copies it to the Deployment; no pod
+    exists to carry a waiting reason, so this is the only trace. Its message is the API server's."""
+    for cond in items(mapping(workload, "status"), "conditions"):
+        if (
+            isinstance(cond, Mapping)
+            and cond.get("type") == "ReplicaFailure"
+            and cond.get("status") == "True"
+        ):
+            return f"pods cannot be created: {_clean(text(cond, 'message'))}"
+    return None

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from typing import TYPE_CHECKING
 
+from ..record import Recorder
+from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from ..storage.store import TEMPLATE_GENERATION, Obj
 from .history import REVISION_LABEL, REVISIONS, RevisionedController, canonical, compute_hash, revision_patch
+from .podcontrol import PodControl
 from .podutil import (
     controller_ref,
     is_available,
@@ -21,6 +25,9 @@ from .podutil import (
 )
 from .scheduling import add_daemon_tolerations, node_affinity_matches, pin_to_node, target_node, untolerated
 
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
 PODS = BY_PATH[("", "pods")]
 NODES = BY_PATH[("", "nodes")]
 DS = BY_PATH[("apps", "daemonsets")]
@@ -28,6 +35,11 @@ TEMPLATE_GENERATION_LABEL = "pod-template-generation"
 
 
 class DaemonSetController(RevisionedController):
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(cluster)
+        # controller_utils.go's pod creation: SuccessfulCreate / FailedCreate events, back-off
+        self.pods = PodControl(self.store, Recorder(self.store, "daemonset-controller"))
+
     def reconcile(self, ns: str, name: str) -> None:
         ds = self.store.find(DS, ns, name)
         if ds is None or ds["metadata"].get("deletionTimestamp"):
@@ -203,7 +215,6 @@ class DaemonSetController(RevisionedController):
         self._ds_sync_nodes(ds, delete, create, h)
 
     def _ds_sync_nodes(self, ds: Obj, delete: list[Obj], create: list[str], h: str) -> None:
-        ns = ds["metadata"]["namespace"]
         tpl = copy.deepcopy(ds["spec"].get("template") or {})
         tmeta = tpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
@@ -212,12 +223,13 @@ class DaemonSetController(RevisionedController):
             labels[TEMPLATE_GENERATION_LABEL] = gen
         if h:
             labels[REVISION_LABEL] = h
+        if not self.pods.may_create(ds):
+            create = []  # the last refusal's back-off lasts
         for nname in create:
             pspec = copy.deepcopy(tpl.get("spec") or {})
             add_daemon_tolerations(pspec)
             pin_to_node(pspec, nname)
             meta: Obj = {
-                "name": self._new_name(ns, f"{ds['metadata']['name']}-"),
                 "generateName": f"{ds['metadata']['name']}-",
                 "labels": dict(labels),
                 "ownerReferences": [controller_ref(ds)],
@@ -231,7 +243,8 @@ class DaemonSetController(RevisionedController):
                 "spec": pspec,
                 "status": {"phase": "Pending", "qosClass": "BestEffort"},
             }
-            self.store.create(PODS, ns, pod)
+            if isinstance(self.pods.create(ds, pod), ApiError):
+                break  # slowStartBatch: the rest is not sent
         for p in delete:
             self._delete(PODS, p)
 

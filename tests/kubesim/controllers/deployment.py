@@ -302,6 +302,30 @@ class DeploymentController:
                 propagation="Background",
             )
 
+    @staticmethod
+    def _replica_failure(conds: dict[str, Obj], new: Obj | None, rss: list[Obj]) -> None:
+        """progress.go syncRolloutStatus: a ReplicaSet's ReplicaFailure (the new one's first) is
+        the Deployment's too (ReplicaSetToDeploymentCondition; SetDeploymentCondition keeps one
+        with the same status and reason), and goes when no ReplicaSet has one."""
+        for rs in ([new] if new is not None else []) + [r for r in rss if r is not new]:
+            for c in (rs.get("status") or {}).get("conditions") or []:
+                if c.get("type") != "ReplicaFailure":
+                    continue
+                prev = conds.get("ReplicaFailure")
+                key = (c.get("status"), c.get("reason"))
+                if prev is None or (prev.get("status"), prev.get("reason")) != key:
+                    at = c.get("lastTransitionTime") or now_rfc3339()
+                    conds["ReplicaFailure"] = {
+                        "type": "ReplicaFailure",
+                        "status": c.get("status", "True"),
+                        "lastUpdateTime": at,
+                        "lastTransitionTime": at,
+                        "reason": c.get("reason", ""),
+                        "message": c.get("message", ""),
+                    }
+                return
+        conds.pop("ReplicaFailure", None)
+
     def _sync_status(
         self, d: Obj, new: Obj | None, replicas: int, strategy: Obj, *, created: bool, paused: bool
     ) -> None:
@@ -414,6 +438,7 @@ class DeploymentController:
                     "ProgressDeadlineExceeded",
                     f'ReplicaSet "{rs_name}" has timed out progressing.',
                 )
+        self._replica_failure(conds, new, rss)
         status = {
             "observedGeneration": d["metadata"].get("generation", 1),
             "replicas": total,
@@ -421,7 +446,7 @@ class DeploymentController:
             "readyReplicas": ready,
             "availableReplicas": available,
             "unavailableReplicas": max(replicas - available, 0),
-            "conditions": [conds[k] for k in ("Available", "Progressing") if k in conds],
+            "conditions": [conds[k] for k in ("Available", "Progressing", "ReplicaFailure") if k in conds],
         }
         status = {k: v for k, v in status.items() if v or k in ("observedGeneration", "conditions")}
         self.store.mutate(DEPLOY, ns, name, lambda o: o.__setitem__("status", status), status=True)

@@ -71,7 +71,7 @@ def compute_hash(template: Obj, collision: int | None) -> str:
 
 
 class RevisionedController:
-    """What the StatefulSet and DaemonSet controllers share: their revisions, deletes, pod names."""
+    """What the StatefulSet and DaemonSet controllers share: their revisions and deletes."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -100,9 +100,3 @@ class RevisionedController:
         if self.store.find(res, meta["namespace"], meta["name"]) is None:
             return
         self.cluster.delete_object(res, meta["namespace"], meta["name"], grace=None, propagation="Background")
-
-    def _new_name(self, ns: str, prefix: str) -> str:
-        while True:
-            name = prefix + "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
-            if self.store.find(PODS, ns, name) is None:
-                return name

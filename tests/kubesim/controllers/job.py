@@ -10,6 +10,9 @@ and finishes the Job:
   then Failed, both `BackoffLimitExceeded` "Job has reached the specified backoff limit";
 - `activeDeadlineSeconds` passed: the same with `DeadlineExceeded` "Job was active longer than
   specified deadline".
+Its events are the real controller's: SuccessfulCreate / FailedCreate (podcontrol.py; the pods
+are named from `generateName`), SuccessfulDelete, Completed "Job completed", and the Warning
+with the failure's reason and message.
 Pods are counted from what the store holds (the real controller's finalizer-based tracking of
 pods that are already gone is not emulated)."""
 
@@ -19,9 +22,12 @@ import copy
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from ..record import Recorder, object_ref
+from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj, now_rfc3339
-from .podutil import SAFE, controller_ref, is_ready, owned_by, parse_time, phase, terminating
+from .podcontrol import PodControl
+from .podutil import controller_ref, is_ready, owned_by, parse_time, phase, terminating
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -63,7 +69,8 @@ class JobController:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self.rng = cluster.rng
+        self.events = Recorder(self.store, "job-controller")
+        self.pods = PodControl(self.store, self.events)  # SuccessfulCreate / FailedCreate
 
     def reconcile(self, ns: str, name: str) -> None:
         job = self.store.find(JOBS, ns, name)
@@ -103,22 +110,30 @@ class JobController:
                 self.cluster.delete_object(
                     PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
                 )
+                self.events.event(
+                    self._ref(job), "Normal", "SuccessfulDelete", f"Deleted pod: {p['metadata']['name']}"
+                )
             if not active and not gone:
                 conditions.append(_new_condition("Failed", why, now))
+                self.events.event(self._ref(job), "Warning", why[0], why[1])
             active = []
         elif complete:
             conditions.append(_new_condition("SuccessCriteriaMet", COMPLETED, now))
             conditions.append(_new_condition("Complete", COMPLETED, now))
             status["completionTime"] = now
+            self.events.event(self._ref(job), "Normal", "Completed", "Job completed")
         else:
             want = parallelism
             if completions is not None:
                 want = min(parallelism, int(completions) - succeeded)
             elif succeeded > 0:
                 want = 0  # one success finishes the Job: let the others run out
-            if len(active) < want and self._backoff_passed(pods, failed):
+            if len(active) < want and self._backoff_passed(pods, failed) and self.pods.may_create(job):
                 for _ in range(want - len(active)):
-                    active.append(self._create_pod(job))
+                    made = self._create_pod(job)
+                    if isinstance(made, ApiError):
+                        break  # slowStartBatch: the rest is not sent
+                    active.append(made)
         status.update(
             {
                 "active": len(active),
@@ -173,15 +188,19 @@ class JobController:
             return True
         return (dt.datetime.now(dt.UTC) - parse_time(last)).total_seconds() >= delay
 
-    def _create_pod(self, job: Obj) -> Obj:
+    @staticmethod
+    def _ref(job: Obj) -> Obj:
+        return object_ref(job, kind="Job", api_version="batch/v1")
+
+    def _create_pod(self, job: Obj) -> Obj | ApiError:
+        """The template's pod, named by the apiserver from `generateName` (NAME-xxxxx)."""
         tpl = copy.deepcopy(job["spec"]["template"])
         meta = tpl.get("metadata") or {}
-        suffix = "".join(self.rng.choice(SAFE) for _ in range(5))
         pod: Obj = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
-                "name": f"{job['metadata']['name']}-{suffix}",
+                "generateName": f"{job['metadata']['name']}-",
                 "labels": meta.get("labels") or {},
                 "ownerReferences": [controller_ref(job)],
             },
@@ -190,4 +209,4 @@ class JobController:
         }
         if meta.get("annotations"):
             pod["metadata"]["annotations"] = meta["annotations"]
-        return self.store.create(PODS, job["metadata"]["namespace"], pod)
+        return self.pods.create(job, pod)

@@ -17,6 +17,7 @@ from .podutil import is_active
 from .refmanager import controller_of, selector_matches
 from .replicaset import ReplicaSetController
 from .scheduler import schedule
+from .serviceaccounts import NamespaceDefaults
 from .statefulset import StatefulSetController
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class Controllers:
         self.jobs = JobController(cluster)
         self.namespaces = NamespaceController(cluster)
         self.binder = VolumeBinder(cluster)
+        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
+        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -114,6 +117,9 @@ class Controllers:
         for n in self.store.list(NAMESPACES):  # a terminating namespace waits for its pods to stop
             if n["metadata"].get("deletionTimestamp"):
                 self.pending.add(("Namespace", "", n["metadata"]["name"]))
+        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
+            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
@@ -157,3 +163,8 @@ class Controllers:
                         grace=None,
                         propagation="Background",
                     )
+
+
+def _root_ca(cluster: Cluster) -> str | None:
+    path = getattr(cluster, "ca_path", None)
+    return None if path is None else str(path.read_text())

@@ -7,9 +7,11 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from ..record import Recorder, object_ref
+from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
-from ..storage.store import Obj
-from .podutil import SAFE, controller_ref, has_owner_ref, is_active, is_ready, parse_time
+from ..storage.store import Obj, now_rfc3339
+from .podcontrol import PodControl
+from .podutil import controller_ref, has_owner_ref, is_active, is_ready, parse_time
 from .refmanager import claim
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ class ReplicaSetController:
         self.rng = cluster.rng
         # replica_set.go: "SuccessfulCreate" "Created pod: NAME", "SuccessfulDelete" "Deleted pod: NAME"
         self.events = Recorder(self.store, "replicaset-controller")
+        self.pods = PodControl(self.store, self.events)
 
     def reconcile(self, ns: str, name: str) -> None:
         rs = self.store.find(RS, ns, name)
@@ -34,10 +37,20 @@ class ReplicaSetController:
         # FilterActivePods, then claimPods: adopt matching orphans, release what no longer matches
         active = claim(self.store, PODS, rs, [p for p in self.store.list(PODS, ns) if is_active(p)])
         want = int(rs["spec"].get("replicas", 1))
-        if len(active) < want:
+        conditions = list((rs.get("status") or {}).get("conditions") or [])
+        if len(active) < want and not self.pods.may_create(rs):
+            pass  # the last refusal's back-off lasts: nothing changes
+        elif len(active) < want:
+            refused = None
             for _ in range(want - len(active)):
-                self._create_pod(rs)
-        elif len(active) > want:
+                made = self._create_pod(rs)
+                if isinstance(made, ApiError):
+                    refused = made  # slowStartBatch: the rest is not sent
+                    break
+            conditions = _replica_failure(conditions, refused)
+        else:
+            conditions = _replica_failure(conditions, None)
+        if len(active) > want:
 
             def rank(p: Obj) -> tuple[int, int, int, str]:
                 return (
@@ -71,6 +84,8 @@ class ReplicaSetController:
             "observedGeneration": rs["metadata"].get("generation", 1),
         }
         status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
+        if conditions:
+            status["conditions"] = conditions
         self.store.mutate(RS, ns, name, lambda o: o.__setitem__("status", status), status=True)
 
     @staticmethod
@@ -80,15 +95,14 @@ class ReplicaSetController:
                 return (now - parse_time(c["lastTransitionTime"])).total_seconds()
         return 0.0
 
-    def _create_pod(self, rs: Obj) -> None:
+    def _create_pod(self, rs: Obj) -> Obj | ApiError:
         tpl = copy.deepcopy(rs["spec"]["template"])
         meta = tpl.setdefault("metadata", {})
-        suffix = "".join(self.rng.choice(SAFE) for _ in range(5))
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
-                "name": f"{rs['metadata']['name']}-{suffix}",
+                "generateName": f"{rs['metadata']['name']}-",
                 "labels": meta.get("labels") or {},
                 "annotations": meta.get("annotations") or {},
                 "ownerReferences": [controller_ref(rs)],
@@ -98,10 +112,24 @@ class ReplicaSetController:
         }
         if not pod["metadata"]["annotations"]:
             del pod["metadata"]["annotations"]
-        self.store.create(PODS, rs["metadata"]["namespace"], pod)
-        self.events.event(
-            object_ref(rs, kind="ReplicaSet", api_version="apps/v1"),
-            "Normal",
-            "SuccessfulCreate",
-            f"Created pod: {pod['metadata']['name']}",
-        )
+        return self.pods.create(rs, pod)
+
+
+def _replica_failure(conditions: list[Obj], refused: ApiError | None) -> list[Obj]:
+    """replica_set_utils.go calculateStatus: a refused create sets `ReplicaFailure`
+    (FailedCreate, the API's message) unless one is set; a sync without error removes it."""
+    has = any(c.get("type") == "ReplicaFailure" for c in conditions)
+    if refused is not None and not has:
+        return [
+            *conditions,
+            {
+                "type": "ReplicaFailure",
+                "status": "True",
+                "lastTransitionTime": now_rfc3339(),
+                "reason": "FailedCreate",
+                "message": refused.message,
+            },
+        ]
+    if refused is None and has:
+        return [c for c in conditions if c.get("type") != "ReplicaFailure"]
+    return conditions

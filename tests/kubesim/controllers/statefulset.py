@@ -6,7 +6,10 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
+from ..record import Recorder, object_ref
+from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj
 from .history import (
@@ -20,7 +23,11 @@ from .history import (
     revision_template,
     safe_encode,
 )
+from .podcontrol import PodControl
 from .podutil import controller_ref, is_available, is_running_and_ready, owned_by, phase, terminating
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
 STS = BY_PATH[("apps", "statefulsets")]
@@ -30,6 +37,11 @@ _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
 
 class StatefulSetController(RevisionedController):
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(cluster)
+        self.events = Recorder(self.store, "statefulset-controller")
+        self.pods = PodControl(self.store, self.events)  # the back-off after a refused create
+
     def reconcile(self, ns: str, name: str) -> None:
         sts = self.store.find(STS, ns, name)
         if sts is None or sts["metadata"].get("deletionTimestamp"):
@@ -86,6 +98,24 @@ class StatefulSetController(RevisionedController):
                 meta["annotations"] = dict(sts["metadata"]["annotations"])
             cr = {"metadata": meta, "data": data, "revision": nxt}
             return self.store.create(REVISIONS, ns, cr), collision
+
+    def _create(self, sts: Obj, pod: Obj) -> Obj | None:
+        """stateful_pod_control.go CreateStatefulPod + recordPodEvent: `SuccessfulCreate`
+        "create Pod NAME in StatefulSet SET successful", or the Warning `FailedCreate`
+        "create Pod NAME in StatefulSet SET failed error: <the API's message>"."""
+        ref = object_ref(sts, kind="StatefulSet", api_version="apps/v1")
+        pod_name, sts_name = pod["metadata"]["name"], sts["metadata"]["name"]
+        try:
+            made = self.store.create(PODS, sts["metadata"]["namespace"], pod)
+        except ApiError as e:
+            msg = f"create Pod {pod_name} in StatefulSet {sts_name} failed error: {e.message}"
+            self.events.event(ref, "Warning", "FailedCreate", msg)
+            self.pods.refused(sts)
+            return None
+        self.pods.failures.pop(sts["metadata"]["uid"], None)
+        msg = f"create Pod {pod_name} in StatefulSet {sts_name} successful"
+        self.events.event(ref, "Normal", "SuccessfulCreate", msg)
+        return made
 
     def _sts_pod(self, sts: Obj, rev: Obj, ordinal: int) -> Obj:
         """`newStatefulSetPod` at a revision: the revision's template, identity labels, hostname."""
@@ -160,11 +190,15 @@ class StatefulSetController(RevisionedController):
         for o in range(start, start + count):
             pod = replicas.get(o)
             if pod is None:
+                if not self.pods.may_create(sts):
+                    return  # the last refusal's back-off lasts
                 at_current = (rolling and ru is None and o < start + current_replicas) or (
                     partition is not None and o < start + partition
                 )
-                pod = self.store.create(PODS, ns, self._sts_pod(sts, current if at_current else update, o))
-                replicas[o] = pod
+                made = self._create(sts, self._sts_pod(sts, current if at_current else update, o))
+                if made is None:
+                    return  # refused: the sync ends here, retried at the next one
+                replicas[o] = pod = made
                 if monotonic:
                     return
                 continue

@@ -90,5 +90,6 @@ class PodRuntime:
     stopping: bool = False
     ip: str = ""
     sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
+    relay: asyncio.AbstractServer | None = None  # 10.96.0.1:443 in its namespace (kubeproxy.py)
     initialized: bool = False  # every init container done (or, for a sidecar, started)
     init_failed: bool = False  # an init container failed under restartPolicy Never

@@ -37,6 +37,7 @@ from .environment import (
 )
 from .hooks import run_handler
 from .images import NoCommand, home, lookup, process_args
+from .kubeproxy import close_relay, open_relay
 from .memory import memory_limit, watch_memory
 from .objectcache import ObjectCache
 from .probes import probe_container
@@ -44,6 +45,7 @@ from .puller import ImagePuller
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
 from .status import apply_status
+from .tokens import TokenManager
 from .volumes import MountError, atomic_write, volume_files
 
 if TYPE_CHECKING:
@@ -60,6 +62,7 @@ class Kubelet:
         self.node = node
         self.index = index
         self.cache = ObjectCache(cluster.store)
+        self.tokens = TokenManager(cluster)  # projected service account tokens
         self.pods: dict[str, PodRuntime] = {}
         self.root = cluster.root / "nodes" / node
         self.root.mkdir(parents=True, exist_ok=True)
@@ -212,6 +215,11 @@ class Kubelet:
             raise
         rt.sandbox, rt.ip = sb, ip
         self.by_ip[ip] = rt
+        await close_relay(rt.relay)  # the old sandbox's
+        try:  # 10.96.0.1:443 in the pod: the API server
+            rt.relay = await open_relay(sb.netns, self.cluster.port)
+        except OSError as e:  # the sandbox died already: made again on the next try
+            raise SandboxError(f"kubernetes service: {e}") from None
         # the kubelet's managed /etc/hosts and the sandbox's /etc/hostname, bound into containers
         name, _ = pod_hostname(rt.pod)
         rt.dir.mkdir(parents=True, exist_ok=True)
@@ -228,6 +236,8 @@ class Kubelet:
 
     async def _destroy_net(self, rt: PodRuntime) -> None:
         self._release_net(rt)
+        await close_relay(rt.relay)
+        rt.relay = None
         if rt.sandbox is not None:
             await destroy_sandbox(rt.sandbox)
 
@@ -244,7 +254,7 @@ class Kubelet:
                 continue
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
-            files = volume_files(self.cache, rt.pod, v)
+            files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
             if files is not None:
                 atomic_write(d, files)
             rt.volumes[v["name"]] = d
@@ -487,7 +497,7 @@ class Kubelet:
                     if d is None:
                         continue
                     with contextlib.suppress(MountError):
-                        files = volume_files(self.cache, rt.pod, v)
+                        files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
                         if files is not None:
                             atomic_write(d, files)
 
@@ -497,7 +507,7 @@ class Kubelet:
                 d = rt.volumes.get(v["name"])
                 if d is not None:
                     with contextlib.suppress(MountError):
-                        files = volume_files(self.cache, rt.pod, v)
+                        files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
                         if files is not None:
                             atomic_write(d, files)
 
@@ -538,6 +548,7 @@ class Kubelet:
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:
         await self._kill(rt, grace=grace, record=True)
         self.cache.unregister(rt.pod)
+        self.tokens.forget(rt.uid)
         self.pods.pop(rt.uid, None)
         await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, rt.dir, True)
         if remove:

@@ -1,7 +1,9 @@
 """Pod sandboxes: one network namespace per pod, as a container runtime's pause container: a
 process in a new network namespace with `lo` up and an `eth0` holding the pod IP; every container
 of the pod joins it (so they share localhost, and two pods may both listen on 8080). Pods cannot
-reach each other (there is no bridge between the namespaces). Also each node's podCIDR and IPAM."""
+reach each other (there is no bridge between the namespaces); `lo` also holds 10.96.0.1, the
+`kubernetes` Service, which reaches the API server (kubeproxy.py). Also each node's podCIDR and
+IPAM."""
 
 from __future__ import annotations
 
@@ -84,6 +86,8 @@ async def create_sandbox(ip: str) -> Sandbox:
     batch = "\n".join(
         [
             "link set lo up",
+            # the `kubernetes` Service's ClusterIP, where kubeproxy.py relays to the API server
+            "addr add 10.96.0.1/32 dev lo",
             "link add eth0 type veth peer name kubesim0",
             f"addr add {ip}/32 dev eth0",
             "link set kubesim0 up",

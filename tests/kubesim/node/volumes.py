@@ -7,12 +7,14 @@ import contextlib
 import datetime as dt
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..storage.store import Obj
 from .environment import field_value
 from .objectcache import object_data
+from .tokens import TokenError
 
 if TYPE_CHECKING:
     from .objectcache import ObjectCache
@@ -22,8 +24,11 @@ class MountError(Exception):
     """A volume cannot be set up: the pod stays in ContainerCreating."""
 
 
-def volume_files(cache: ObjectCache, pod: Obj, vol: Obj) -> dict[str, tuple[bytes, int]] | None:
-    """The files a volume holds now, as the kubelet would project them; None for plain dirs."""
+def volume_files(
+    cache: ObjectCache, pod: Obj, vol: Obj, *, token: Callable[[Obj, Obj], bytes] | None = None
+) -> dict[str, tuple[bytes, int]] | None:
+    """The files a volume holds now, as the kubelet would project them; None for plain dirs.
+    `token(pod, source)` is the kubelet's token manager (tokens.py) for serviceAccountToken sources."""
     ns = pod["metadata"]["namespace"]
     if "configMap" in vol:
         src = vol["configMap"]
@@ -43,11 +48,12 @@ def volume_files(cache: ObjectCache, pod: Obj, vol: Obj) -> dict[str, tuple[byte
                 files.update(_project(cache, "Secret", ns, s["secret"].get("name", ""), s["secret"], mode))
             elif "downwardAPI" in s:
                 files.update(_downward(pod, s["downwardAPI"], mode))
-            elif "serviceAccountToken" in s:
-                files[s["serviceAccountToken"].get("path", "token")] = (
-                    b"kubesim-projected-token",
-                    mode,
-                )
+            elif "serviceAccountToken" in s and token is not None:
+                src = s["serviceAccountToken"]
+                try:
+                    files[src.get("path", "token")] = (token(pod, src), mode)
+                except TokenError as e:
+                    raise MountError(str(e)) from None
         return files
     if "downwardAPI" in vol:
         return _downward(pod, vol["downwardAPI"], vol["downwardAPI"].get("defaultMode", 0o644))

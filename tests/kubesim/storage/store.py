@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -39,6 +40,12 @@ _EMPTY_STATUS = {
         "numberReady": 0,
     },
 }
+
+
+def generated_suffix() -> str:
+    """names.SimpleNameGenerator's 5 characters after a generateName (utilrand.String: no vowels,
+    no 0, 1 or 3, so no words)."""
+    return "".join(random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
 
 
 def now_rfc3339() -> str:
@@ -73,6 +80,10 @@ class Store:
         # admission: each checks (and may default) an object about to be written, `old` None on a
         # create; raising ApiError refuses the write. Status writes are not admitted here.
         self.admission: list[Callable[[Resource, Obj, Obj | None], None]] = []
+        # mutating admission of every create, a client's or a controller's, run first and before
+        # the name is generated (the apiserver's plugins: apiserver/serviceaccount.py); each may
+        # change the object or raise
+        self.create_admission: list[Callable[[Resource, str, Obj], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -107,8 +118,10 @@ class Store:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         _drop_nulls(meta)
+        for admit in self.create_admission:  # before the name is generated, as in the apiserver
+            admit(res, namespace, obj)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+            meta["name"] = meta["generateName"] + generated_suffix()
         name = meta.get("name")
         if not name:
             raise ApiError.invalid(

@@ -41,7 +41,7 @@ def test_list_then_watch_from_resource_version_sees_only_later_events(
     v1 = client.CoreV1Api(api_client(cluster, tmp_path))
     v1.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "1"}})
     listing = v1.list_namespaced_config_map("default")
-    assert [c.metadata.name for c in listing.items] == ["a"]
+    assert [c.metadata.name for c in listing.items] == ["a", "kube-root-ca.crt"]  # as in every namespace
     rv = listing.metadata.resource_version
     v1.create_namespaced_config_map("default", {"metadata": {"name": "b"}, "data": {"k": "2"}})
     v1.patch_namespaced_config_map("a", "default", {"data": {"k": "3"}})

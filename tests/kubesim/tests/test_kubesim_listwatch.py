@@ -192,18 +192,19 @@ def test_resource_version_match_exact_and_not_older_than(cluster: Cluster, tmp_p
         )
         return [c.metadata.name for c in listing.items]
 
-    # Exact reads the past (etcd still holds it), NotOlderThan the present
-    assert names(at, "Exact") == ["deleted-later", "kept"]
+    # Exact reads the past (etcd still holds it), NotOlderThan the present (beside the
+    # namespace's kube-root-ca.crt, as in every cluster)
+    assert names(at, "Exact") == ["deleted-later", "kept", "kube-root-ca.crt"]
     assert (
         v1.list_namespaced_config_map(
             "default", resource_version=at, resource_version_match="Exact"
         ).metadata.resource_version
         == at
     )
-    assert names(at, "NotOlderThan") == ["kept"]
+    assert names(at, "NotOlderThan") == ["kept", "kube-root-ca.crt"]
     # legacy: limit with a resourceVersion and no match is an exact read too
     legacy = v1.list_namespaced_config_map("default", resource_version=at, limit=5)
-    assert [c.metadata.name for c in legacy.items] == ["deleted-later", "kept"]
+    assert [c.metadata.name for c in legacy.items] == ["deleted-later", "kept", "kube-root-ca.crt"]
 
     cluster.knobs.etcd_compaction_interval = 0.0
     v1.create_namespaced_config_map("default", configmap("after"))
@@ -211,7 +212,7 @@ def test_resource_version_match_exact_and_not_older_than(cluster: Cluster, tmp_p
         names(at, "Exact")
     assert err.value.status == 410
     assert status_of(err.value)["message"] == "The resourceVersion for the provided list is too old."
-    assert names(at, "NotOlderThan") == ["after", "kept"]  # never too old: served from the present
+    assert names(at, "NotOlderThan") == ["after", "kept", "kube-root-ca.crt"]  # never too old: served from the present
 
     with pytest.raises(ApiException) as err:
         v1.list_namespaced_config_map("default", resource_version_match="NotOlderThan")
