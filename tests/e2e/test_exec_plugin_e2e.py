@@ -106,7 +106,10 @@ def test_a_hanging_plugin_ends_the_run_within_its_timeout(cluster: Cluster, tmp_
         tmp_path=tmp_path,
         env=env_with(tmp_path / "bin"),
     )
-    assert time.monotonic() - started < 3 + 2 + 1  # + the interpreter's own start
+    assert time.monotonic() - started < 3 + 30  # the process ends (start-up on a loaded machine included)
+    # the plugin's own limit counts from its start; before it, imports and the kubeconfig (seconds on a
+    # loaded machine): a plugin left hanging would keep the run for its 10 minutes
+    assert out.report is not None and out.report["duration_seconds"] < 3 + 10
     assert out.code == 2, out.everything
     assert "'slow-login' did not answer within 3s" in out.stderr
 
