@@ -4,7 +4,6 @@ change, naming what holds the pods back, then at most every 30 s; nothing while 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -52,10 +51,9 @@ def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: 
     stalled = [(at, line) for at, line in seen if "still waiting" in line]
     assert stalled, "\n".join(line for _, line in seen)
     at, line = stalled[0]
-    # counted from the run's own "waiting for the rollout" line, not from the spawn: on a loaded
-    # machine the interpreter alone may take seconds to start
-    (began,) = [t for t, text in seen if "waiting for the rollout in namespace" in text]
-    assert at - began < 15, (at, began, line)
+    # timed from the run's first line (its wait begins there), not the spawn a loaded machine stretches:
+    # the 10 s without change, then a rollout check at most a few seconds later; --timeout is 45 s
+    assert at - seen[0][0] < 20, (seen[0], at, line)
     assert "deployment web: still waiting: Waiting for deployment" in line
     assert "ImagePullBackOff" in line or "ErrImagePull" in line, line
     assert len(stalled) == 1  # the next one is 30 s later
@@ -68,21 +66,15 @@ def test_an_unreachable_api_server_is_reported_while_retrying(tmp_path: Path) ->
         "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
         "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n"
     )
-    spawned = time.time()
     seen = stderr_until(
-        ["--deployment", "web", "--timeout", "45s"], kubeconfig=str(kc), tmp_path=tmp_path, text="retrying until", within=40
+        ["--deployment", "web", "--timeout", "45s"], kubeconfig=str(kc), tmp_path=tmp_path, text="retrying until", within=30
     )
     retrying = [(at, line) for at, line in seen if "retrying until" in line]
     assert retrying, "\n".join(line for _, line in seen)
     at, line = retrying[0]
-    # counted from the run's own deadline (the line's "until" less --timeout), not from the spawn:
-    # on a loaded machine the interpreter alone may take seconds to start
-    until = re.search(r"retrying until (\d\d):(\d\d):(\d\d)", line)
-    assert until, line
-    said = time.localtime(spawned + at)  # the line says local time, as the product prints it
-    seconds = lambda h, m, s: int(h) * 3600 + int(m) * 60 + int(s)  # noqa: E731
-    since = (seconds(said.tm_hour, said.tm_min, said.tm_sec) - (seconds(*until.groups()) - 45)) % 86400
-    assert 9 <= since <= 21, (since, line)  # the first retry past 10 s, after a wait of at most 5 s
+    # the first retry past 10 s, after a wait of at most 5 s; timed from the spawn (the notice is the
+    # first line), so a loaded machine's slow interpreter start gets room, still far below --timeout
+    assert 9 < at < 30, (at, line)
     assert "cannot reach the API server at https://127.0.0.1:1" in line and "(--timeout)" in line, line
 
 
