@@ -96,6 +96,7 @@ def _verify(
     progress: Progress,
     environ: Mapping[str, str],
     about: dict[str, str | None],
+    started: float,
 ) -> RunResult:
     # Heavy imports only once the arguments are known to be good (keeps --help and errors fast).
     from verify.flow.run import execute
@@ -121,7 +122,9 @@ def _verify(
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        result = execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
+        result = execute(
+            job=job, connection=connection, logs=logs, cancel=cancel, progress=progress, started=started
+        )
         if (settings.report_json or settings.output_dir) and not cancel.cancelled:
             about["server_version"] = _server_version(connection)
         return result
@@ -313,6 +316,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
                     progress=progress,
                     environ=environ,
                     about=about,
+                    started=started,
                 ),
                 cancel=cancel,
             )

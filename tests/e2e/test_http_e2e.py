@@ -215,7 +215,10 @@ def test_an_answer_that_never_ends_is_cut_at_the_exec_timeout(
     )
     elapsed = time.monotonic() - started
     assert out.code == 1, out.everything
-    assert elapsed < 2 + 5, elapsed
+    assert elapsed < 2 + 30, elapsed  # the process ends (start-up on a loaded machine included)
+    # the run's clock includes its imports (seconds on a loaded machine); an answer read to its end
+    # would keep the run for the whole 10-minute --timeout
+    assert out.report is not None and out.report["duration_seconds"] < 2 + 10
     assert out.report is not None
     (pod,) = out.report["workloads"][0]["attempts"][0]["pods"]
     assert pod["status"] == "uninspectable"

@@ -278,7 +278,7 @@ def test_many_workloads_share_one_exec_budget_and_do_not_starve_each_other(
         tmp_path=tmp_path,
     )
     assert out.code == 0, out.everything
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 60  # well inside --timeout 60s
     assert out.report is not None and len(out.report["workloads"]) == 8
     assert cluster.requests[("create", "pods/exec")] == 8
     assert cluster.requests[("watch", "deployments")] <= 8

@@ -24,7 +24,11 @@ def test_retry_after_zero_is_asked_again_at_most_once_per_minimum_pause_within_t
     asked = sum(n for (_verb, resource), n in cluster.requests.counts.items() if resource == "deployments")
     assert out.code != 0, out.everything
     assert "Traceback" not in out.stderr
-    # 3 s of waits of at least MIN_PAUSE: about 30 requests (the issue saw 833 in 6 s)
-    assert 3 <= asked <= 3 / MIN_PAUSE + 2, asked
-    # the interpreter's start and the reports come on top of the 3 s; nothing waits past them
-    assert elapsed < 3 + 2.5, elapsed
+    # at most 3 s of waits of at least MIN_PAUSE: about 30 requests at most (the issue saw 833 in
+    # 6 s); fewer when a loaded machine spends part of the --timeout, which counts from the run's
+    # start, on starting the interpreter
+    assert 1 <= asked <= 3 / MIN_PAUSE + 2, asked
+    # the run's own clock (from its start, not the interpreter's: on a loaded machine that alone
+    # may take seconds) keeps the 3 s with room for the last pause and the reports
+    assert out.report is not None and out.report["duration_seconds"] < 3 + 2, out.report["duration_seconds"]
+    assert elapsed < 3 + 30, elapsed  # and the process ends

@@ -93,7 +93,7 @@ def test_a_mere_anchor_without_an_alias_is_harmless_and_accepted() -> None:
 def test_a_5000_digit_flag_is_exit_2_and_not_echoed(flag: str) -> None:
     code, text, took, _ = _child(["--deployment", "web", flag, DIGITS])
     assert code == 2 and flag in text and len(text) < 400, text
-    assert took < 1.5
+    assert took < 1.0, took  # CPU seconds
 
 
 def test_a_short_token_passed_as_kubeconfig_is_never_echoed(tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_a_kubeconfig_bomb_is_exit_2_naming_the_file_in_little_memory(
     path.write_text(content)
     code, text, took, rss_kib = _child(["--deployment", "web", "--kubeconfig", str(path)])
     assert code == 2, text
-    assert took < 5.0, took  # expanded, the bomb took a minute and gigabytes (a generous bound)
+    assert took < 1.0, took  # CPU seconds; expanded, the bomb took a minute and gigabytes
     assert rss_kib < 200 * 1024, rss_kib
     lines = text.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], text
