@@ -167,3 +167,26 @@ def test_server_side_dry_run_validates_without_storing(kubectl: Kubectl, tmp_pat
     assert "spec.replicas: Invalid value: -1" in proc.stderr
     assert "created (server dry run)" in kubectl("apply", "--dry-run=server", "-f", deployment(tmp_path))
     assert kubectl.run("get", "deployment", "web", check=False).returncode == 1
+
+
+def test_a_pods_spec_is_immutable_but_for_its_images(cluster: Cluster, kubectl: Kubectl) -> None:
+    kubectl("run", "solo", "--image=debian", "--command", "--", "sleep", "infinity")
+    cluster.wait_for(lambda: ((cluster.get("Pod", "solo") or {}).get("spec") or {}).get("nodeName"), what="bound")
+    env = '{"spec":{"containers":[{"name":"solo","env":[{"name":"A","value":"1"}]}]}}'
+    proc = kubectl.run("patch", "pod", "solo", "-p", env, check=False)
+    assert proc.returncode == 1
+    first = proc.stderr.splitlines()[0]
+    assert first == (
+        'The Pod "solo" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+        "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+        "(allow it to be set to 1 if it was previously negative)"
+    )
+    assert "  core.PodSpec{" in proc.stderr
+    assert "env" not in json.dumps(cluster.get("Pod", "solo")["spec"]["containers"][0])  # type: ignore[index]
+    # the image may change, and labels (metadata) always
+    assert "image updated" in kubectl("set", "image", "pod/solo", "solo=debian:12")
+    assert "labeled" in kubectl("label", "pod", "solo", "tier=x")
+    extra = '{"spec":{"containers":[{"name":"solo"},{"name":"two","image":"debian"}]}}'
+    proc = kubectl.run("patch", "pod", "solo", "--type=merge", "-p", extra, check=False)
+    assert "spec.containers: Forbidden: pod updates may not add or remove containers" in proc.stderr
