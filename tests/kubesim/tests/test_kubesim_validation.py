@@ -190,3 +190,15 @@ def test_a_pods_spec_is_immutable_but_for_its_images(cluster: Cluster, kubectl: 
     extra = '{"spec":{"containers":[{"name":"solo"},{"name":"two","image":"debian"}]}}'
     proc = kubectl.run("patch", "pod", "solo", "--type=merge", "-p", extra, check=False)
     assert "spec.containers: Forbidden: pod updates may not add or remove containers" in proc.stderr
+
+
+def test_a_deployment_whose_selector_misses_its_template_is_refused_as_apps_validation_says(
+    kubectl: Kubectl, tmp_path: Path
+) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(Path(deployment(tmp_path)).read_text().replace("labels: {app: web}", "labels: {app: other}"))
+    proc = kubectl.run("apply", "-f", str(path), check=False)
+    assert proc.stderr.strip() == (
+        'The Deployment "web" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"other"}: `selector` does not match template `labels`'
+    )
