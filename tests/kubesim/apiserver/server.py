@@ -503,6 +503,7 @@ class ApiServer:
                 else json.loads(raw)
             )
             replicas = int(new.get("spec", {}).get("replicas", 0))
+            validation.check_scale(name, replicas)
 
             def set_replicas(o: Obj) -> None:
                 o["spec"]["replicas"] = replicas

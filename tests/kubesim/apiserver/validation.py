@@ -127,6 +127,15 @@ def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
         raise invalid(res, (obj.get("metadata") or {}).get("name", ""), errs)
 
 
+SCALE = Resource("autoscaling", "v1", "scale", "Scale", True)
+
+
+def check_scale(name: str, replicas: int) -> None:
+    """The scale subresource's ValidateScale (pkg/apis/autoscaling/validation)."""
+    if replicas < 0:
+        raise invalid(SCALE, name, [FieldError("spec.replicas", "Invalid value", replicas, NONNEGATIVE)])
+
+
 def validate_object(kind: str, obj: Obj) -> list[FieldError]:
     """ValidateDeployment/ReplicaSet/StatefulSet/DaemonSet/Job/Pod: the checks kubesim makes."""
     spec = obj.get("spec")
