@@ -504,6 +504,7 @@ class ApiServer:
             )
             replicas = int(new.get("spec", {}).get("replicas", 0))
             validation.check_scale(name, replicas)
+            obj = self.store.get(res, ns, name)  # as it is now, after the body's read
             scaled = copy.deepcopy(obj)
             scaled["spec"]["replicas"] = replicas
             # an Update through the scale subresource, recorded as such in managedFields
