@@ -10,8 +10,8 @@ What it checks, each traced from kubernetes/kubernetes:
 - pkg/apis/apps/validation/validation.go: replicas of Deployments, ReplicaSets and StatefulSets;
   `ValidateStatefulSetUpdate` (only some spec fields may change: `spec: Forbidden: updates to
   statefulset spec for fields other than ...`);
-- pkg/registry/apps/{deployment,replicaset}/strategy.go `ValidateUpdate`: `spec.selector` is
-  immutable in apps/v1;
+- pkg/registry/apps/{deployment,replicaset,daemonset}/strategy.go `ValidateUpdate`: `spec.selector`
+  is immutable in apps/v1;
 - pkg/apis/batch/validation/validation.go `ValidateJobSpecUpdate`: completions, selector and the
   pod template are immutable;
 - pkg/apis/core/validation/validation.go `ValidatePodUpdate`: a pod's spec is immutable but for
@@ -180,7 +180,7 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
     """The update-only checks: immutable selectors, the StatefulSet's frozen spec, a Job's template."""
     spec, was = new.get("spec") or {}, old.get("spec") or {}
     errs: list[FieldError] = []
-    if kind in ("Deployment", "ReplicaSet") and spec.get("selector") != was.get("selector"):
+    if kind in ("Deployment", "ReplicaSet", "DaemonSet") and spec.get("selector") != was.get("selector"):
         errs.append(
             FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
         )

@@ -4,7 +4,7 @@ Go's %#v of a LabelSelector (nil and empty fields, matchExpressions), and NewInv
 
 from __future__ import annotations
 
-from tests.kubesim.apiserver.validation import FieldError, invalid, label_selector
+from tests.kubesim.apiserver.validation import FieldError, invalid, label_selector, validate_update
 from tests.kubesim.storage.resources import BY_KIND
 
 
@@ -53,3 +53,14 @@ def test_several_errors_aggregate_in_brackets_and_keep_a_cause_each() -> None:
     one = invalid(BY_KIND["Pod"], "p", [a])
     assert one.message == 'Pod "p" is invalid: spec.template.spec.containers[0].image: Required value'
     assert one.details is not None and "group" not in one.details
+
+
+def test_the_selector_is_immutable_for_deployments_replicasets_and_daemonsets_alike() -> None:
+    old = {"spec": {"selector": {"matchLabels": {"app": "a"}}}}
+    new = {"spec": {"selector": {"matchLabels": {"app": "b"}}}}
+    for kind in ("Deployment", "ReplicaSet", "DaemonSet"):
+        assert [e.text() for e in validate_update(kind, new, old)] == [
+            'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"b"}, '
+            "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+        ]
+    assert validate_update("DaemonSet", old, old) == []
