@@ -78,16 +78,19 @@ def prepare(res: Resource, obj: Obj) -> None:
             ru.setdefault("maxSurge", "25%")
             ru.setdefault("maxUnavailable", "25%")
         default_pod_spec(spec.setdefault("template", {}).setdefault("spec", {}))
-        sel = (spec.get("selector") or {}).get("matchLabels")
+        # ValidateDeploymentSpec: the selector is required and must select the template's labels
+        # (apps validation; the same errors, texts and Deployment.apps details as the other kinds)
         if not spec.get("selector"):
-            raise ApiError.invalid("Deployment", name, "spec.selector", "Required value")
+            raise _invalid("Deployment", name, "spec.selector", "FieldValueRequired", "Required value")
         labels = spec["template"].setdefault("metadata", {}).get("labels") or {}
-        if sel and any(labels.get(k) != v for k, v in sel.items()):
-            raise ApiError.invalid(
+        if not labels_match(labels, selector_from_match(spec["selector"])):
+            pairs = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(labels.items()))
+            raise _invalid(
                 "Deployment",
                 name,
                 "spec.template.metadata.labels",
-                f"Invalid value: {json.dumps(labels)}: `selector` does not match template `labels`",
+                "FieldValueInvalid",
+                f"Invalid value: map[string]string{{{pairs}}}: `selector` does not match template `labels`",
             )
     if kind in ("StatefulSet", "DaemonSet"):
         default_workload(kind, obj)

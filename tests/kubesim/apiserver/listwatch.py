@@ -5,7 +5,6 @@ with bookmarks and resumption within the watch cache's window (storage/history.p
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -16,7 +15,7 @@ from ..storage.selection import fields_match, labels_match, parse_field_selector
 from ..storage.store import Event, Obj
 from . import tables
 from .listing import read_page
-from .responses import flag, json_response
+from .responses import encode, flag, json_response
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -213,7 +212,7 @@ class ListWatch:
 
     @staticmethod
     async def _send(resp: web.StreamResponse, type_: str, obj: Obj) -> None:
-        await resp.write(json.dumps({"type": type_, "object": obj}).encode() + b"\n")
+        await resp.write(encode({"type": type_, "object": obj}))  # the watch encoder: compact, a line each
 
 
 def _int(value: str) -> int:

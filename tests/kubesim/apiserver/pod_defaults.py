@@ -106,6 +106,34 @@ def _default_volume(v: Obj) -> None:
 
 def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
     """The Store's admission hook: every Pod written gets the defaults, controllers' pods too
-    (their creates go through the apiserver on a real cluster)."""
+    (their creates go through the apiserver on a real cluster); a new Pod also gets what the
+    default admission plugins add."""
     if res.kind == "Pod" and isinstance(obj.get("spec"), dict):
         default_pod_spec(obj["spec"], pod=True)
+        if old is None:
+            admit_new_pod(obj["spec"])
+
+
+# DefaultTolerationSeconds (plugin/pkg/admission/defaulttolerationseconds/admission.go): 300 s
+_TOLERATED_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def admit_new_pod(spec: Obj) -> None:
+    """On create: Priority (plugin/pkg/admission/priority/admission.go; no PriorityClass is the
+    global default, so priority 0, PreemptLowerPriority) and DefaultTolerationSeconds (a pod not
+    tolerating a node's not-ready or unreachable NoExecute taint tolerates it for 300 s)."""
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = spec.get("tolerations")
+    if not isinstance(tolerations, list):
+        tolerations = []
+    for key in _TOLERATED_TAINTS:
+        if not any(
+            isinstance(t, dict) and t.get("key", "") in (key, "") and t.get("effect", "") in ("NoExecute", "")
+            for t in tolerations
+        ):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    spec["tolerations"] = tolerations

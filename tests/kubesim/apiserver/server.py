@@ -503,11 +503,13 @@ class ApiServer:
                 else json.loads(raw)
             )
             replicas = int(new.get("spec", {}).get("replicas", 0))
-
-            def set_replicas(o: Obj) -> None:
-                o["spec"]["replicas"] = replicas
-
-            obj = self.store.mutate(res, ns, name, set_replicas) or obj
+            validation.check_scale(name, replicas)
+            obj = self.store.get(res, ns, name)  # as it is now, after the body's read
+            scaled = copy.deepcopy(obj)
+            scaled["spec"]["replicas"] = replicas
+            # an Update through the scale subresource, recorded as such in managedFields
+            record_update(res, obj, scaled, self._manager(request), "scale")
+            obj = self.store.update(res, ns, scaled)
         return json_response(self._scale_obj(obj))
 
     @staticmethod

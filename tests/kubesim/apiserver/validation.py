@@ -10,14 +10,18 @@ What it checks, each traced from kubernetes/kubernetes:
 - pkg/apis/apps/validation/validation.go: replicas of Deployments, ReplicaSets and StatefulSets;
   `ValidateStatefulSetUpdate` (only some spec fields may change: `spec: Forbidden: updates to
   statefulset spec for fields other than ...`);
-- pkg/registry/apps/{deployment,replicaset}/strategy.go `ValidateUpdate`: `spec.selector` is
-  immutable in apps/v1;
+- pkg/registry/apps/{deployment,replicaset,daemonset}/strategy.go `ValidateUpdate`: `spec.selector`
+  is immutable in apps/v1;
 - pkg/apis/batch/validation/validation.go `ValidateJobSpecUpdate`: completions, selector and the
-  pod template are immutable.
+  pod template are immutable;
+- pkg/apis/core/validation/validation.go `ValidatePodUpdate`: a pod's spec is immutable but for
+  its containers' images, activeDeadlineSeconds, added tolerations and a negative grace period
+  set to 1 (`ValidateContainerUpdates`: no containers added or removed).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +58,13 @@ _STS_MUTABLE = (
     "minReadySeconds",
 )
 _WITH_REPLICAS = ("Deployment", "ReplicaSet", "StatefulSet")
+# updatablePodSpecFields (InPlacePodVerticalScaling is off by default in 1.32)
+POD_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+    "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+    "was previously negative)"
+)
 
 
 class GoValue(str):
@@ -116,6 +127,15 @@ def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
         raise invalid(res, (obj.get("metadata") or {}).get("name", ""), errs)
 
 
+SCALE = Resource("autoscaling", "v1", "scale", "Scale", True)
+
+
+def check_scale(name: str, replicas: int) -> None:
+    """The scale subresource's ValidateScale (pkg/apis/autoscaling/validation)."""
+    if replicas < 0:
+        raise invalid(SCALE, name, [FieldError("spec.replicas", "Invalid value", replicas, NONNEGATIVE)])
+
+
 def validate_object(kind: str, obj: Obj) -> list[FieldError]:
     """ValidateDeployment/ReplicaSet/StatefulSet/DaemonSet/Job/Pod: the checks kubesim makes."""
     spec = obj.get("spec")
@@ -160,7 +180,7 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
     """The update-only checks: immutable selectors, the StatefulSet's frozen spec, a Job's template."""
     spec, was = new.get("spec") or {}, old.get("spec") or {}
     errs: list[FieldError] = []
-    if kind in ("Deployment", "ReplicaSet") and spec.get("selector") != was.get("selector"):
+    if kind in ("Deployment", "ReplicaSet", "DaemonSet") and spec.get("selector") != was.get("selector"):
         errs.append(
             FieldError("spec.selector", "Invalid value", label_selector(spec.get("selector")), IMMUTABLE)
         )
@@ -169,6 +189,8 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
         rest_was = {k: v for k, v in was.items() if k not in _STS_MUTABLE}
         if rest != rest_was:
             errs.append(FieldError("spec", "Forbidden", detail=STS_FORBIDDEN))
+    if kind == "Pod":
+        errs += pod_update_errors(spec, was)
     if kind == "Job":
         if spec.get("completions") != was.get("completions"):
             errs.append(FieldError("spec.completions", "Invalid value", spec.get("completions"), IMMUTABLE))
@@ -183,6 +205,61 @@ def validate_update(kind: str, new: Obj, old: Obj) -> list[FieldError]:
                 FieldError("spec.template", "Invalid value", GoValue("core.PodTemplateSpec{...}"), IMMUTABLE)
             )
     return errs
+
+
+def pod_update_errors(spec: Obj, was: Obj) -> list[FieldError]:
+    """ValidatePodUpdate's spec check: the new spec with its updatable fields set back to the old
+    values must equal the old. Two writes kubesim makes through plain updates are let through: a
+    binding (spec.nodeName set once, by the scheduler) and ephemeralContainers (their subresource)."""
+    for group in ("containers", "initContainers"):
+        if len(spec.get(group) or []) != len(was.get(group) or []):
+            return [
+                FieldError(
+                    f"spec.{group}", "Forbidden", detail="pod updates may not add or remove containers"
+                )
+            ]
+    errs: list[FieldError] = []
+    munged = copy.deepcopy(spec)
+    for group in ("containers", "initContainers"):
+        for i, (c, old) in enumerate(zip(munged.get(group) or [], was.get(group) or [], strict=True)):
+            if not c.get("image"):
+                errs.append(FieldError(f"spec.{group}[{i}].image", "Required value"))
+            c["image"] = old.get("image")
+    for k in ("activeDeadlineSeconds", "ephemeralContainers"):
+        _set_like(munged, k, was)
+    if not was.get("nodeName"):
+        _set_like(munged, "nodeName", was)
+    tolerations = munged.get("tolerations") or []
+    if all(t in tolerations for t in was.get("tolerations") or []):
+        _set_like(munged, "tolerations", was)
+    grace, old_grace = munged.get("terminationGracePeriodSeconds"), was.get("terminationGracePeriodSeconds")
+    if grace == 1 and isinstance(old_grace, int) and old_grace < 0:
+        munged["terminationGracePeriodSeconds"] = old_grace
+    if munged != was:
+        errs.append(FieldError("spec", "Forbidden", detail=POD_FORBIDDEN + "\n" + _spec_diff(was, munged)))
+    return errs
+
+
+def _set_like(munged: Obj, key: str, was: Obj) -> None:
+    if key in was:
+        munged[key] = copy.deepcopy(was[key])
+    else:
+        munged.pop(key, None)
+
+
+def _spec_diff(old: Obj, new: Obj) -> str:
+    """The apiserver appends cmp.Diff(old, new) of the internal core.PodSpec; kubesim shows the
+    fields that differ in its shape (`-`/`+` lines, JSON values), not its exact text."""
+    lines = ["  core.PodSpec{"]
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            field = key[:1].upper() + key[1:]
+            if key in old:
+                lines.append(f"- \t{field}: {json.dumps(old[key], separators=(',', ':'))},")
+            if key in new:
+                lines.append(f"+ \t{field}: {json.dumps(new[key], separators=(',', ':'))},")
+    lines.append("  }")
+    return "\n".join(lines) + "\n"
 
 
 def label_selector(sel: Any) -> GoValue:

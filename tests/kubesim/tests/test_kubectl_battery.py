@@ -115,6 +115,7 @@ def steps(tmp: Path) -> list[Step]:
         s("exec", "solo", "--", "sh", "-c", "echo hi", shows="hi"),
         s("exec", "solo", "--", "sh", "-c", "exit 3", code=3),
         s("label", "pod", "solo", "tier=x", shows="labeled"),
+        s("patch", "pod", "solo", "-p", '{"spec":{"activeDeadlineSeconds":null,"restartPolicy":"Never"}}', shows="pod updates may not change fields other than", code=1),
         s("annotate", "pod", "solo", "note=y", shows="annotated"),
         s("get", "pod", "solo", "--show-labels", shows="tier=x"),
         s("get", "pod", "solo", "-o", "jsonpath={.metadata.annotations.note}", shows="y"),

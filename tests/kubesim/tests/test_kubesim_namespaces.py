@@ -20,7 +20,7 @@ STUBBORN = {
     "kind": "Pod",
     "metadata": {"name": "stubborn", "namespace": "team"},
     "spec": {
-        "terminationGracePeriodSeconds": 10,
+        "terminationGracePeriodSeconds": 25,  # the window the checks below run in, under load too
         "containers": [
             {
                 "name": "app",

@@ -130,3 +130,20 @@ def test_validate_warn_prints_the_warning_and_drops_the_field_ignore_is_silent(k
     assert "foo" not in json.loads(kubectl("get", "deploy", "web", "-o", "json"))["spec"]
     quiet = kubectl.run("apply", "--validate=ignore", "-f", "-", input=DEPLOYMENT.replace("web", "web2"))
     assert "Warning" not in quiet.stderr and "deployment.apps/web2 created" in quiet.stdout
+
+
+def test_kubectl_scale_is_recorded_in_managed_fields_as_a_scale_update(kubectl: Kubectl) -> None:
+    kubectl("create", "deployment", "web", "--image=debian", "--", "sleep", "infinity")
+    kubectl("scale", "deployment/web", "--replicas=2")
+    entries = json.loads(kubectl("get", "deployment", "web", "--show-managed-fields", "-o", "json"))[
+        "metadata"
+    ]["managedFields"]
+    scale = [e for e in entries if e.get("subresource") == "scale"]
+    assert len(scale) == 1
+    # kubectl 1.32's scale sends no fieldManager: the manager is its User-Agent's prefix
+    assert (scale[0]["manager"], scale[0]["operation"], scale[0]["apiVersion"]) == (
+        "kubectl",
+        "Update",
+        "apps/v1",
+    )
+    assert scale[0]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}

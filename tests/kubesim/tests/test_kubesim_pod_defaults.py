@@ -70,8 +70,14 @@ def test_a_controllers_pod_is_stored_with_the_apiservers_defaults(
     )
     assert spec["securityContext"] == {} and spec["terminationGracePeriodSeconds"] == 30
     assert spec["enableServiceLinks"] is True  # SetDefaults_Pod: Pods only, never a template
+    # the Priority and DefaultTolerationSeconds admission plugins, on create
+    assert (spec["priority"], spec["preemptionPolicy"]) == (0, "PreemptLowerPriority")
+    assert spec["tolerations"] == [
+        {"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+    ]
     template = json.loads(kubectl("get", "deployment", "web", "-o", "json"))["spec"]["template"]["spec"]
-    assert "enableServiceLinks" not in template
+    assert "enableServiceLinks" not in template and "tolerations" not in template and "priority" not in template
     assert template["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
 
 
@@ -86,3 +92,5 @@ def test_describe_pod_prints_the_defaulted_port_and_probe_as_upstream(
     assert "http-get http://:8080/ delay=0s timeout=1s period=10s #success=1 #failure=3\n" in out
     assert "exec [true] delay=5s timeout=1s period=10s #success=1 #failure=3\n" in out
     assert "timeout=0s" not in out and "80/\n" not in out
+    assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in out
+    assert re.search(r"\nPriority: +0\n", out)

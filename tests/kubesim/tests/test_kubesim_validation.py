@@ -35,12 +35,16 @@ spec:
 def deployment(tmp_path: Path, *, replicas: int = 1, image: str = "busybox", mounts: str = "[]") -> str:
     path = tmp_path / "deploy.yaml"
     path.write_text(
-        DEPLOY.replace("REPLICAS", str(replicas)).replace("IMAGE", json.dumps(image)).replace("MOUNTS", mounts)
+        DEPLOY.replace("REPLICAS", str(replicas))
+        .replace("IMAGE", json.dumps(image))
+        .replace("MOUNTS", mounts)
     )
     return str(path)
 
 
-def test_a_negative_replica_count_is_refused_with_the_apiservers_text(kubectl: Kubectl, tmp_path: Path) -> None:
+def test_a_negative_replica_count_is_refused_with_the_apiservers_text(
+    kubectl: Kubectl, tmp_path: Path
+) -> None:
     proc = kubectl.run("apply", "-f", deployment(tmp_path, replicas=-1), check=False)
     assert proc.returncode == 1
     assert (
@@ -64,8 +68,12 @@ def test_an_empty_image_and_a_mount_of_no_volume_are_both_named(kubectl: Kubectl
     assert kubectl.run("get", "deployment", "web", check=False).returncode == 1
 
 
-def test_a_pod_with_an_empty_image_is_refused_by_the_official_client(cluster: Cluster, tmp_path: Path) -> None:
-    api = client.CoreV1Api(config.new_client_from_config(config_file=cluster.write_kubeconfig(tmp_path / "kc")))
+def test_a_pod_with_an_empty_image_is_refused_by_the_official_client(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    api = client.CoreV1Api(
+        config.new_client_from_config(config_file=cluster.write_kubeconfig(tmp_path / "kc"))
+    )
     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": ""}]}}
     with pytest.raises(ApiException) as err:
         api.create_namespaced_pod("default", pod)
@@ -99,7 +107,9 @@ def test_a_deployments_selector_is_immutable(kubectl: Kubectl, tmp_path: Path) -
 
 
 def test_a_replicasets_selector_is_immutable(cluster: Cluster, tmp_path: Path) -> None:
-    api = client.AppsV1Api(config.new_client_from_config(config_file=cluster.write_kubeconfig(tmp_path / "kc")))
+    api = client.AppsV1Api(
+        config.new_client_from_config(config_file=cluster.write_kubeconfig(tmp_path / "kc"))
+    )
     rs = {
         "metadata": {"name": "rs"},
         "spec": {
@@ -159,7 +169,9 @@ def test_a_jobs_template_is_immutable(kubectl: Kubectl) -> None:
     assert proc.stderr.startswith("error: failed to patch image update to pod template: ")
     assert 'Job.batch "once" is invalid: spec.template: Invalid value: core.PodTemplateSpec{' in proc.stderr
     assert proc.stderr.rstrip().endswith("}: field is immutable")
-    assert kubectl("get", "job", "once", "-o", "jsonpath={.spec.template.spec.containers[0].image}") == "busybox"
+    assert (
+        kubectl("get", "job", "once", "-o", "jsonpath={.spec.template.spec.containers[0].image}") == "busybox"
+    )
 
 
 def test_server_side_dry_run_validates_without_storing(kubectl: Kubectl, tmp_path: Path) -> None:
@@ -167,3 +179,60 @@ def test_server_side_dry_run_validates_without_storing(kubectl: Kubectl, tmp_pat
     assert "spec.replicas: Invalid value: -1" in proc.stderr
     assert "created (server dry run)" in kubectl("apply", "--dry-run=server", "-f", deployment(tmp_path))
     assert kubectl.run("get", "deployment", "web", check=False).returncode == 1
+
+
+def test_a_pods_spec_is_immutable_but_for_its_images(cluster: Cluster, kubectl: Kubectl) -> None:
+    kubectl("run", "solo", "--image=debian", "--command", "--", "sleep", "infinity")
+    cluster.wait_for(
+        lambda: ((cluster.get("Pod", "solo") or {}).get("spec") or {}).get("nodeName"), what="bound"
+    )
+    env = '{"spec":{"containers":[{"name":"solo","env":[{"name":"A","value":"1"}]}]}}'
+    proc = kubectl.run("patch", "pod", "solo", "-p", env, check=False)
+    assert proc.returncode == 1
+    first = proc.stderr.splitlines()[0]
+    assert first == (
+        'The Pod "solo" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+        "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+        "(allow it to be set to 1 if it was previously negative)"
+    )
+    assert "  core.PodSpec{" in proc.stderr
+    assert "env" not in json.dumps(cluster.get("Pod", "solo")["spec"]["containers"][0])  # type: ignore[index]
+    # the image may change, and labels (metadata) always
+    assert "image updated" in kubectl("set", "image", "pod/solo", "solo=debian:12")
+    assert "labeled" in kubectl("label", "pod", "solo", "tier=x")
+    extra = '{"spec":{"containers":[{"name":"solo"},{"name":"two","image":"debian"}]}}'
+    proc = kubectl.run("patch", "pod", "solo", "--type=merge", "-p", extra, check=False)
+    assert "spec.containers: Forbidden: pod updates may not add or remove containers" in proc.stderr
+
+
+def test_a_deployment_whose_selector_misses_its_template_is_refused_as_apps_validation_says(
+    kubectl: Kubectl, tmp_path: Path
+) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        Path(deployment(tmp_path)).read_text().replace("labels: {app: web}", "labels: {app: other}")
+    )
+    proc = kubectl.run("apply", "-f", str(path), check=False)
+    assert proc.stderr.strip() == (
+        'The Deployment "web" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"other"}: `selector` does not match template `labels`'
+    )
+
+
+def test_a_negative_scale_is_refused_by_the_scale_subresource(
+    cluster: Cluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    kubectl("apply", "-f", deployment(tmp_path))
+    api = client.AppsV1Api(
+        config.new_client_from_config(config_file=cluster.write_kubeconfig(tmp_path / "kc"))
+    )
+    with pytest.raises(ApiException) as err:
+        api.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": -3}})
+    assert err.value.status == 422
+    body = json.loads(err.value.body)
+    assert body["message"] == (
+        'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0'
+    )
+    assert body["details"]["group"] == "autoscaling" and body["details"]["kind"] == "Scale"
+    assert kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}") == "1"
