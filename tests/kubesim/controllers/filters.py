@@ -33,6 +33,7 @@ class NodeInfo:
     pods: list[Obj] = field(default_factory=list)
     requested: Counter[str] = field(default_factory=Counter)  # cpu in millicores, the rest in units
     ports: set[tuple[str, str, int]] = field(default_factory=set)  # (hostIP, protocol, hostPort)
+    anti: list[Obj] = field(default_factory=list)  # PodsWithRequiredAntiAffinity
 
     @property
     def name(self) -> str:
@@ -40,8 +41,26 @@ class NodeInfo:
 
     def add(self, pod: Obj) -> None:
         self.pods.append(pod)
-        self.requested.update(pod_requests(pod["spec"]))
-        self.ports.update(host_ports(pod["spec"]))
+        if pod["spec"].get("affinity") and _terms(pod, "podAntiAffinity"):
+            self.anti.append(pod)
+        requests, ports = _pod_usage(pod)
+        self.requested.update(requests)
+        self.ports.update(ports)
+
+
+# a pod's requests and host ports, by uid: its spec's containers never change once created, and
+# the scheduler adds up every bound pod for each pod it schedules (1,000-pod benchmarks)
+_USAGE: dict[str, tuple[Counter[str], frozenset[tuple[str, str, int]]]] = {}
+
+
+def _pod_usage(pod: Obj) -> tuple[Counter[str], frozenset[tuple[str, str, int]]]:
+    uid = str(pod["metadata"].get("uid", ""))
+    got = _USAGE.get(uid)
+    if got is None:
+        if len(_USAGE) > 20_000:
+            _USAGE.clear()
+        got = _USAGE[uid] = (pod_requests(pod["spec"]), frozenset(host_ports(pod["spec"])))
+    return got
 
 
 def _amount(resource: str, value: object) -> int:
@@ -168,7 +187,7 @@ def _interpod_reason(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> str:
         if any(_term_matches(term, pod, p) for i in infos if _same_domain(i.node, node, key) for p in i.pods):
             return "node(s) didn't match pod anti-affinity rules"
     for i in infos:
-        for p in i.pods:
+        for p in i.anti:
             for term in _terms(p, "podAntiAffinity"):
                 if _same_domain(i.node, node, term.get("topologyKey", "")) and _term_matches(term, p, pod):
                     return "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -208,7 +227,7 @@ def node_reasons(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, 
 def _affinity_in_play(pod: Obj, infos: list[NodeInfo]) -> bool:
     if _terms(pod, "podAffinity") or _terms(pod, "podAntiAffinity"):
         return True
-    return any(_terms(p, "podAntiAffinity") for i in infos for p in i.pods)
+    return any(i.anti for i in infos)
 
 
 def fit_error(n_nodes: int, *, prefilter: str = "", failures: dict[str, tuple[str, list[str]]]) -> str:
