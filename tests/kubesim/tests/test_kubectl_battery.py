@@ -39,7 +39,17 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
 """
 
 
+HUGE = """apiVersion: v1
+kind: Pod
+metadata: {name: huge}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36, command: [sleep, "3600"], resources: {requests: {cpu: "64"}}}
+"""
+
+
 def steps(tmp: Path) -> list[Step]:
+    (tmp / "huge.yaml").write_text(HUGE)
     (tmp / "cm.yaml").write_text(CM)
     (tmp / "pvc.yaml").write_text(PVC)
     (tmp / "ssa.yaml").write_text(CM.replace("from-file", "ssa"))
@@ -188,6 +198,18 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "serviceaccounts", shows="bot"),
         s("get", "roles,rolebindings", shows="reader"),
         s("get", "controllerrevisions"),
+        # scheduling: a pod no node has room for stays Pending with the scheduler's FitError
+        s("get", "node", "node-1", "-o", "jsonpath={.status.allocatable.pods}", shows="110"),
+        s("create", "-f", str(tmp / "huge.yaml"), shows="pod/huge created"),
+        s(
+            "wait",
+            "--for=jsonpath={.status.conditions[0].reason}=Unschedulable",
+            "pod/huge",
+            "--timeout=60s",
+            shows="condition met",
+        ),
+        s("events", "--for=pod/huge", shows="Insufficient cpu. preemption: 0/3 nodes are available"),
+        s("delete", "pod", "huge", shows="deleted"),
         # storage: the default class provisions and binds a claim
         s("get", "storageclass", shows="standard (default)"),
         s("create", "-f", str(tmp / "pvc.yaml"), shows="persistentvolumeclaim/battery-data created"),
