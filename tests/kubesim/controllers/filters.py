@@ -230,6 +230,30 @@ def _affinity_in_play(pod: Obj, infos: list[NodeInfo]) -> bool:
     return any(i.anti for i in infos)
 
 
+def admission_error(pod: Obj, node: Obj, admitted: list[Obj]) -> tuple[str, str] | None:
+    """The kubelet's own check before it runs a pod (pkg/kubelet/lifecycle/predicate.go
+    GeneralPredicates, noderesources.Fits): a pod bound straight to a node by `spec.nodeName`
+    (no scheduler) that the node's allocatable cannot hold beside the pods it runs is rejected,
+    (reason, message) such as ("OutOfcpu", "Pod was rejected: Node didn't have enough
+    resource: cpu, requested: 64000, used: 0, capacity: 8000")."""
+    info = NodeInfo(node)
+    for p in admitted:
+        info.add(p)
+    alloc = node.get("status", {}).get("allocatable") or {}
+    want = pod_requests(pod["spec"])
+    checks = [("pods", 1, len(info.pods), _amount("pods", alloc.get("pods", 110)))]
+    checks += [
+        (r, v, info.requested[r], _amount(r, alloc.get(r, 0)))
+        for r, v in sorted(want.items(), key=lambda kv: _ORDER.get(kv[0], 9))
+        if v > 0
+    ]
+    for r, requested, used, capacity in checks:
+        if requested > capacity - used:
+            message = f"Node didn't have enough resource: {r}, requested: {requested}, used: {used}, capacity: {capacity}"
+            return f"OutOf{r}", f"Pod was rejected: {message}"
+    return None
+
+
 def fit_error(n_nodes: int, *, prefilter: str = "", failures: dict[str, tuple[str, list[str]]]) -> str:
     """FitError.Error() with DefaultPreemption's PostFilter message (no victims ever found)."""
     msg = f"0/{n_nodes} nodes are available:"

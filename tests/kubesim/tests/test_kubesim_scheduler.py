@@ -169,3 +169,30 @@ def test_a_missing_claim_and_a_cordoned_node_give_their_own_reasons(
     )
     shown = json.loads(kubectl("get", "pod", "picky", "-o", "json"))
     assert shown["spec"]["nodeName"] == "node-2"
+
+
+def test_a_pod_bound_by_node_name_past_the_nodes_room_is_rejected_by_the_kubelet(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """No scheduler checks a pod created with spec.nodeName: the kubelet's admission does
+    (lifecycle/predicate.go), and the pod fails without ever starting."""
+    cluster.apply(pod("pinned", nodeName="node-1", container={"resources": {"requests": {"cpu": "64"}}}))
+    cluster.wait_for(
+        lambda: ((cluster.get("Pod", "pinned") or {}).get("status") or {}).get("phase") == "Failed",
+        timeout=30,
+        what="rejected",
+    )
+    st = json.loads(kubectl("get", "pod", "pinned", "-o", "json"))["status"]
+    assert st["reason"] == "OutOfcpu"
+    assert st["message"] == (
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 0, capacity: 2000"
+    )
+    assert not st.get("containerStatuses")
+    assert kubectl("get", "pod", "pinned", "--no-headers").split()[2] == "OutOfcpu"
+    assert "OutOfcpu" in kubectl("events", "--for=pod/pinned")
+    cluster.apply(pod("fits", nodeName="node-1", container={"resources": {"requests": {"cpu": "1"}}}))
+    cluster.wait_for(
+        lambda: ((cluster.get("Pod", "fits") or {}).get("status") or {}).get("phase") == "Running",
+        timeout=60,
+        what="fits running",
+    )
