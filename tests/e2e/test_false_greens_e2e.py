@@ -1,7 +1,7 @@
 """rollout-verify against rollouts kubesim used to complete although a real cluster never would
 (false greens, issue #17): pods asking for more CPU than any node has stay Pending with the
-scheduler's FitError, and a container past its memory limit is OOMKilled over and over. Both
-exit 4 naming the cause, and nothing is restarted."""
+scheduler's FitError, a container past its memory limit is OOMKilled over and over, an image tag
+with a typo never pulls. Each exits 4 naming the cause, and nothing is restarted."""
 
 from __future__ import annotations
 
@@ -46,4 +46,14 @@ def test_a_container_oom_killed_over_and_over_exits_4_naming_oomkilled(
     out = run_verify("--deployment", "hog", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 4, out.everything
     assert "exit code 137 (OOMKilled)" in out.stdout, out.everything
+    assert patches(cluster) == 0
+
+
+def test_a_typod_image_tag_exits_4_with_the_runtimes_pull_error(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(deployment("typo", replicas=1, image="nginx:1.277", progressDeadlineSeconds=3))
+    out = run_verify("--deployment", "typo", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    assert "ErrImagePull" in out.stdout or "ImagePullBackOff" in out.stdout, out.everything
     assert patches(cluster) == 0
