@@ -217,11 +217,55 @@ def node_reasons(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, 
     fit = _fit_reasons(pod, info)
     if fit:
         return UNSCHEDULABLE, fit
+    spread = _spread_reason(pod, info, infos)
+    if spread:
+        return spread
     why = _interpod_reason(pod, info, infos) if _affinity_in_play(pod, infos) else ""
     if why:
         code = UNRESOLVABLE if why == "node(s) didn't match pod affinity rules" else UNSCHEDULABLE
         return code, [why]
     return "", []
+
+
+def _spread_reason(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, list[str]] | None:
+    """podtopologyspread/filtering.go for the DoNotSchedule constraints: the node must carry
+    each topologyKey, and placing the pod in its domain may not make that domain's count of
+    matching pods exceed the smallest domain's by more than maxSkew. Domains come from the nodes
+    the pod's node affinity/selector admits (nodeAffinityPolicy Honor, nodeTaintsPolicy
+    Ignore); pods being deleted are not counted. minDomains and matchLabelKeys are not read."""
+    constraints = [
+        c
+        for c in pod["spec"].get("topologySpreadConstraints") or []
+        if c.get("whenUnsatisfiable") == "DoNotSchedule"
+    ]
+    if not constraints:
+        return None
+    labels = info.node["metadata"].get("labels") or {}
+    if any(c.get("topologyKey", "") not in labels for c in constraints):
+        return UNRESOLVABLE, ["node(s) didn't match pod topology spread constraints (missing required label)"]
+    ns = pod["metadata"].get("namespace")
+    for c in constraints:
+        key, selector = c.get("topologyKey", ""), selector_from_match(c.get("labelSelector"))
+        counts: Counter[str] = Counter()
+        for i in infos:
+            value = (i.node["metadata"].get("labels") or {}).get(key)
+            if value is None or not node_affinity_matches(pod["spec"], i.node):
+                continue
+            counts[value] += sum(
+                1
+                for p in i.pods
+                if p["metadata"].get("namespace") == ns
+                and not p["metadata"].get("deletionTimestamp")
+                and c.get("labelSelector") is not None
+                and labels_match(p["metadata"].get("labels") or {}, selector)
+            )
+        own = c.get("labelSelector") is not None and labels_match(
+            pod["metadata"].get("labels") or {}, selector
+        )
+        skew = counts[labels[key]] + int(own) - min(counts.values(), default=0)
+        if skew > int(c.get("maxSkew") or 1):
+            return UNSCHEDULABLE, ["node(s) didn't match pod topology spread constraints"]
+    return None
 
 
 def _affinity_in_play(pod: Obj, infos: list[NodeInfo]) -> bool:

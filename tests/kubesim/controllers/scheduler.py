@@ -43,6 +43,28 @@ def volume_prefilter(store: Store, pod: Obj) -> str:
     return "pod has unbound immediate PersistentVolumeClaims" if unbound else ""
 
 
+def _gated(p: Obj) -> None:
+    conds = [c for c in p["status"].get("conditions") or [] if c["type"] != "PodScheduled"]
+    conds.append(
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": next(
+                (
+                    c["lastTransitionTime"]
+                    for c in p["status"].get("conditions") or []
+                    if c.get("reason") == "SchedulingGated"
+                ),
+                now_rfc3339(),
+            ),
+            "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates",
+        }
+    )
+    p["status"]["conditions"] = conds
+
+
 def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None) -> bool:
     """Bind a pending pod to the least loaded node whose filters pass, or mark it Unschedulable
     with the FitError text; the scheduler's events as schedule_one.go records them (`Scheduled`:
@@ -50,6 +72,13 @@ def schedule(store: Store, ns: str, name: str, *, events: Recorder | None = None
     the pod stays unschedulable."""
     pod = store.find(PODS, ns, name)
     if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+        return True
+    if (pod["spec"].get("schedulerName") or "default-scheduler") != "default-scheduler":
+        return True  # another scheduler's pod: left alone, Pending until that scheduler binds it
+    if pod["spec"].get("schedulingGates"):
+        # the apiserver's pod strategy marks a gated pod; the scheduler does not try it until the
+        # gates are removed (an update of the pod queues it again)
+        store.mutate(PODS, ns, name, _gated, status=True)
         return True
     infos = node_infos(store)
     prefilter = volume_prefilter(store, pod)
