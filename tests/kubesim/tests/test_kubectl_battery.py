@@ -169,6 +169,7 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "pvc", shows="RWO"),
         s("get", "pv", shows="default/battery-data"),
         s("describe", "pvc", "battery-data", shows="ProvisioningSucceeded"),
+        s("explain", "pvc.spec", shows="accessModes"),
         s("get", "replicasets", "-l", "app=web", shows="web-"),
         s("wait", "--for=condition=complete", "job/once", "--timeout=60s", shows="condition met"),
         s("get", "jobs", shows="1/1"),
