@@ -24,19 +24,11 @@ def impersonated(auth: Authorizer, user: User, headers: Mapping[str, str], group
     name = headers.get(USER, "")
     if not name:
         if groups or headers.get(UID):
-            raise ApiError(
-                500, "InternalError", "Internal error occurred: requested impersonation is not valid"
-            )
+            raise ApiError(500, "InternalError", "Internal error occurred: requested impersonation is not valid")
         return user
     if name.startswith(_SA) and name.count(":") == 3:
-        namespace, sa = name[len(_SA) :].split(":")
-        _check(
-            auth,
-            user,
-            Attributes("impersonate", namespace, "", "serviceaccounts", "", sa),
-            "serviceaccounts",
-            sa,
-        )
+        namespace, sa = name[len(_SA):].split(":")
+        _check(auth, user, Attributes("impersonate", namespace, "", "serviceaccounts", "", sa), "serviceaccounts", sa)
         own = [SERVICEACCOUNTS, f"{SERVICEACCOUNTS}:{namespace}"]
     else:
         _check(auth, user, Attributes("impersonate", "", "", "users", "", name), "users", name)

@@ -318,4 +318,56 @@ imagePullSecrets []core.LocalObjectReference +atomic | ImagePullSecrets is a lis
 kind string | {KIND}
 metadata meta.ObjectMeta +value | {METADATA}
 secrets []object +map=name +smp=name | Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.
+
+@core.PersistentVolumeClaim PersistentVolumeClaim is a user's request for and claim to a persistent volume
+apiVersion string | {API_VERSION}
+kind string | {KIND}
+metadata meta.ObjectMeta +value | {METADATA}
+spec core.PersistentVolumeClaimSpec +value | spec defines the desired characteristics of a volume requested by a pod author.
+status object | status represents the current information/status of a persistent volume claim. Read-only.
+
+@core.PersistentVolumeClaimSpec PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
+accessModes []string +atomic | accessModes contains the desired access modes the volume should have.
+dataSource object | dataSource field can be used to specify either an existing VolumeSnapshot object or an existing PVC.
+dataSourceRef object | dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired.
+resources object | resources represents the minimum resources the volume should have.
+selector object | selector is a label query over volumes to consider for binding.
+storageClassName string | storageClassName is the name of the StorageClass required by the claim.
+volumeAttributesClassName string | volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim.
+volumeMode string | volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
+volumeName string | volumeName is the binding reference to the PersistentVolume backing this claim.
+
+@core.PersistentVolume PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node.
+apiVersion string | {API_VERSION}
+kind string | {KIND}
+metadata meta.ObjectMeta +value | {METADATA}
+spec core.PersistentVolumeSpec +value | spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator.
+status object | status represents the current information/status for the persistent volume. Populated by the system. Read-only.
+
+@core.PersistentVolumeSpec PersistentVolumeSpec is the specification of a persistent volume.
+accessModes []string +atomic | accessModes contains all ways the volume can be mounted.
+capacity {}Quantity | capacity is the description of the persistent volume's resources and capacity.
+claimRef object | claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim.
+csi object | csi represents storage that is handled by an external CSI driver.
+hostPath object | hostPath represents a directory on the host. Provisioned by a developer or tester.
+local object | local represents directly-attached storage with node affinity
+mountOptions []string +atomic | mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid.
+nfs object | nfs represents an NFS mount on the host. Provisioned by an admin.
+nodeAffinity object | nodeAffinity defines constraints that limit what nodes this volume can be accessed from.
+persistentVolumeReclaimPolicy string | persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated).
+storageClassName string | storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
+volumeAttributesClassName string | Name of VolumeAttributesClass to which this persistent volume belongs.
+volumeMode string | volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
+
+@storage.StorageClass StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.
+allowVolumeExpansion boolean | allowVolumeExpansion shows whether the storage class allow volume expand.
+allowedTopologies []object +atomic | allowedTopologies restrict the node topologies where volumes can be dynamically provisioned.
+apiVersion string | {API_VERSION}
+kind string | {KIND}
+metadata meta.ObjectMeta +value | {METADATA}
+mountOptions []string +atomic | mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class.
+parameters {}string | parameters holds the parameters for the provisioner that should create volumes of this storage class.
+provisioner! string | provisioner indicates the type of the provisioner.
+reclaimPolicy string | reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.
+volumeBindingMode string | volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound. When unset, VolumeBindingImmediate is used.
 """

@@ -17,10 +17,12 @@ PREFIX = {
     "batch": "io.k8s.api.batch.v1",
     "discovery": "io.k8s.api.discovery.v1",
     "rbac": "io.k8s.api.rbac.v1",
+    "storage": "io.k8s.api.storage.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
 }
 GROUP_OF = {"core": "", "apps": "apps", "batch": "batch", "discovery": "discovery.k8s.io"}
 GROUP_OF["rbac"] = "rbac.authorization.k8s.io"
+GROUP_OF["storage"] = "storage.k8s.io"
 SCALARS = {
     "string": {"type": "string"},
     "integer": {"type": "integer"},

@@ -102,6 +102,8 @@ def _pod_row(o: Obj) -> list[Any]:
     reason = st.get("reason") or st.get("phase") or "Pending"
     if init_reason and not initialized:
         reason = init_reason
+    if any(c.get("reason") == "SchedulingGated" for c in st.get("conditions") or []):
+        reason = "SchedulingGated"
     for c in cs if not (init_reason and not initialized) else []:
         state = c.get("state") or {}
         if "waiting" in state and state["waiting"].get("reason"):

@@ -8,7 +8,10 @@ for minikube's hostpath provisioner; a volume's data lives under the cluster's r
 all nodes (the kubelet mounts it, node/claims.py). A deleted claim's volume is deleted (Delete)
 or Released (Retain).
 
-Not emulated: WaitForFirstConsumer, the pvc/pv-protection finalizers, expansion, selectors."""
+A class with volumeBindingMode WaitForFirstConsumer provisions only once the scheduler has
+written the first consumer's node on the claim (volume.kubernetes.io/selected-node).
+
+Not emulated: the pvc/pv-protection finalizers, expansion, selectors, node affinity of volumes."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ PVCS = BY_PATH[("", "persistentvolumeclaims")]
 PVS = BY_PATH[("", "persistentvolumes")]
 CLASSES = BY_PATH[("storage.k8s.io", "storageclasses")]
 PROVISIONER = "kubesim.local/hostpath"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 DEFAULT_CLASS = "standard"
 PROVISIONER_ANNOTATIONS = (
     "volume.beta.kubernetes.io/storage-provisioner",
@@ -89,6 +93,16 @@ class VolumeBinder:
         if spec.get("volumeName"):
             return
         pv = next((v for v in self.store.list(PVS) if _fits(v, pvc)), None)
+        cls = self.store.find(CLASSES, "", spec.get("storageClassName") or "")
+        waits = cls is not None and cls.get("volumeBindingMode") == "WaitForFirstConsumer"
+        if pv is None and waits and SELECTED_NODE not in (pvc["metadata"].get("annotations") or {}):
+            self._event(
+                pvc,
+                "Normal",
+                "WaitForFirstConsumer",
+                "waiting for first consumer to be created before binding",
+            )
+            return
         if pv is None:
             pv = self._provision(pvc)
         if pv is not None:

@@ -33,6 +33,7 @@ class NodeInfo:
     pods: list[Obj] = field(default_factory=list)
     requested: Counter[str] = field(default_factory=Counter)  # cpu in millicores, the rest in units
     ports: set[tuple[str, str, int]] = field(default_factory=set)  # (hostIP, protocol, hostPort)
+    anti: list[Obj] = field(default_factory=list)  # PodsWithRequiredAntiAffinity
 
     @property
     def name(self) -> str:
@@ -40,8 +41,26 @@ class NodeInfo:
 
     def add(self, pod: Obj) -> None:
         self.pods.append(pod)
-        self.requested.update(pod_requests(pod["spec"]))
-        self.ports.update(host_ports(pod["spec"]))
+        if pod["spec"].get("affinity") and _terms(pod, "podAntiAffinity"):
+            self.anti.append(pod)
+        requests, ports = _pod_usage(pod)
+        self.requested.update(requests)
+        self.ports.update(ports)
+
+
+# a pod's requests and host ports, by uid: its spec's containers never change once created, and
+# the scheduler adds up every bound pod for each pod it schedules (1,000-pod benchmarks)
+_USAGE: dict[str, tuple[Counter[str], frozenset[tuple[str, str, int]]]] = {}
+
+
+def _pod_usage(pod: Obj) -> tuple[Counter[str], frozenset[tuple[str, str, int]]]:
+    uid = str(pod["metadata"].get("uid", ""))
+    got = _USAGE.get(uid)
+    if got is None:
+        if len(_USAGE) > 20_000:
+            _USAGE.clear()
+        got = _USAGE[uid] = (pod_requests(pod["spec"]), frozenset(host_ports(pod["spec"])))
+    return got
 
 
 def _amount(resource: str, value: object) -> int:
@@ -168,7 +187,7 @@ def _interpod_reason(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> str:
         if any(_term_matches(term, pod, p) for i in infos if _same_domain(i.node, node, key) for p in i.pods):
             return "node(s) didn't match pod anti-affinity rules"
     for i in infos:
-        for p in i.pods:
+        for p in i.anti:
             for term in _terms(p, "podAntiAffinity"):
                 if _same_domain(i.node, node, term.get("topologyKey", "")) and _term_matches(term, p, pod):
                     return "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -198,6 +217,9 @@ def node_reasons(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, 
     fit = _fit_reasons(pod, info)
     if fit:
         return UNSCHEDULABLE, fit
+    spread = _spread_reason(pod, info, infos)
+    if spread:
+        return spread
     why = _interpod_reason(pod, info, infos) if _affinity_in_play(pod, infos) else ""
     if why:
         code = UNRESOLVABLE if why == "node(s) didn't match pod affinity rules" else UNSCHEDULABLE
@@ -205,10 +227,75 @@ def node_reasons(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, 
     return "", []
 
 
+def _spread_reason(pod: Obj, info: NodeInfo, infos: list[NodeInfo]) -> tuple[str, list[str]] | None:
+    """podtopologyspread/filtering.go for the DoNotSchedule constraints: the node must carry
+    each topologyKey, and placing the pod in its domain may not make that domain's count of
+    matching pods exceed the smallest domain's by more than maxSkew. Domains come from the nodes
+    the pod's node affinity/selector admits (nodeAffinityPolicy Honor, nodeTaintsPolicy
+    Ignore); pods being deleted are not counted. minDomains and matchLabelKeys are not read."""
+    constraints = [
+        c
+        for c in pod["spec"].get("topologySpreadConstraints") or []
+        if c.get("whenUnsatisfiable") == "DoNotSchedule"
+    ]
+    if not constraints:
+        return None
+    labels = info.node["metadata"].get("labels") or {}
+    if any(c.get("topologyKey", "") not in labels for c in constraints):
+        return UNRESOLVABLE, ["node(s) didn't match pod topology spread constraints (missing required label)"]
+    ns = pod["metadata"].get("namespace")
+    for c in constraints:
+        key, selector = c.get("topologyKey", ""), selector_from_match(c.get("labelSelector"))
+        counts: Counter[str] = Counter()
+        for i in infos:
+            value = (i.node["metadata"].get("labels") or {}).get(key)
+            if value is None or not node_affinity_matches(pod["spec"], i.node):
+                continue
+            counts[value] += sum(
+                1
+                for p in i.pods
+                if p["metadata"].get("namespace") == ns
+                and not p["metadata"].get("deletionTimestamp")
+                and c.get("labelSelector") is not None
+                and labels_match(p["metadata"].get("labels") or {}, selector)
+            )
+        own = c.get("labelSelector") is not None and labels_match(
+            pod["metadata"].get("labels") or {}, selector
+        )
+        skew = counts[labels[key]] + int(own) - min(counts.values(), default=0)
+        if skew > int(c.get("maxSkew") or 1):
+            return UNSCHEDULABLE, ["node(s) didn't match pod topology spread constraints"]
+    return None
+
+
 def _affinity_in_play(pod: Obj, infos: list[NodeInfo]) -> bool:
     if _terms(pod, "podAffinity") or _terms(pod, "podAntiAffinity"):
         return True
-    return any(_terms(p, "podAntiAffinity") for i in infos for p in i.pods)
+    return any(i.anti for i in infos)
+
+
+def admission_error(pod: Obj, node: Obj, admitted: list[Obj]) -> tuple[str, str] | None:
+    """The kubelet's own check before it runs a pod (pkg/kubelet/lifecycle/predicate.go
+    GeneralPredicates, noderesources.Fits): a pod bound straight to a node by `spec.nodeName`
+    (no scheduler) that the node's allocatable cannot hold beside the pods it runs is rejected,
+    (reason, message) such as ("OutOfcpu", "Pod was rejected: Node didn't have enough
+    resource: cpu, requested: 64000, used: 0, capacity: 8000")."""
+    info = NodeInfo(node)
+    for p in admitted:
+        info.add(p)
+    alloc = node.get("status", {}).get("allocatable") or {}
+    want = pod_requests(pod["spec"])
+    checks = [("pods", 1, len(info.pods), _amount("pods", alloc.get("pods", 110)))]
+    checks += [
+        (r, v, info.requested[r], _amount(r, alloc.get(r, 0)))
+        for r, v in sorted(want.items(), key=lambda kv: _ORDER.get(kv[0], 9))
+        if v > 0
+    ]
+    for r, requested, used, capacity in checks:
+        if requested > capacity - used:
+            message = f"Node didn't have enough resource: {r}, requested: {requested}, used: {used}, capacity: {capacity}"
+            return f"OutOf{r}", f"Pod was rejected: {message}"
+    return None
 
 
 def fit_error(n_nodes: int, *, prefilter: str = "", failures: dict[str, tuple[str, list[str]]]) -> str:

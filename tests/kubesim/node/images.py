@@ -114,6 +114,7 @@ PUBLISHED: dict[str, tuple[str, ...]] = {
     "ghcr.io/example/rollout-verify": ("0.1.0", "latest"),
     # the tests' private application image, and the image of the crash-loop fault
     "registry.local/app": ("1", "2", "latest"),
+    "registry.local:5000/web": ("1", "latest"),
     "docker.io/example/crashloop": ("1", "latest"),
 }  # fmt: skip
 

@@ -21,6 +21,7 @@ import shutil
 import signal
 from typing import TYPE_CHECKING
 
+from ..controllers.filters import admission_error
 from ..record import Recorder, container_ref, go_duration
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
 
 PODS = BY_PATH[("", "pods")]
+NODES = BY_PATH[("", "nodes")]
 HOOK_TIMEOUT = 300.0  # upstream runs postStart without a timeout; a hook hanging this long is stopped
 SERVICES = BY_PATH[("", "services")]
 
@@ -105,6 +107,8 @@ class Kubelet:
                 asyncio.get_running_loop().create_task(self._terminate(rt, grace=0, remove=False))
             return
         if rt is None and not pod["metadata"].get("deletionTimestamp"):
+            if (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded") or self._rejected(pod):
+                return
             rt = PodRuntime(
                 uid,
                 pod["metadata"]["namespace"],
@@ -127,6 +131,28 @@ class Kubelet:
         elif pod["metadata"].get("deletionTimestamp"):
             # never started here: finish the deletion at once
             self.cluster.finalize_pod(pod["metadata"]["namespace"], pod["metadata"]["name"], uid)
+
+    def _rejected(self, pod: Obj) -> bool:
+        """canAdmitPod: a pod the node cannot hold beside the pods it runs fails at once
+        (`OutOfcpu`, ...), with an event, and never starts."""
+        node = self.cluster.store.find(NODES, "", self.node)
+        running = [
+            rt.pod
+            for rt in self.pods.values()
+            if not rt.stopping and (rt.pod.get("status") or {}).get("phase") not in ("Failed", "Succeeded")
+        ]
+        err = admission_error(pod, node, running) if node is not None else None
+        if err is None:
+            return False
+        reason, message = err
+        self.recorder.event(container_ref(pod), "Warning", reason, message)
+
+        def reject(p: Obj) -> None:
+            p.setdefault("status", {}).update(phase="Failed", reason=reason, message=message)
+
+        meta = pod["metadata"]
+        self.cluster.store.mutate(PODS, meta["namespace"], meta["name"], reject, status=True)
+        return True
 
     # -- pod setup ---------------------------------------------------------------
     async def _run_pod(self, rt: PodRuntime) -> None:

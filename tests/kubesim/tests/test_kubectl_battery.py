@@ -39,7 +39,17 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
 """
 
 
+HUGE = """apiVersion: v1
+kind: Pod
+metadata: {name: huge}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36, command: [sleep, "3600"], resources: {requests: {cpu: "64"}}}
+"""
+
+
 def steps(tmp: Path) -> list[Step]:
+    (tmp / "huge.yaml").write_text(HUGE)
     (tmp / "cm.yaml").write_text(CM)
     (tmp / "pvc.yaml").write_text(PVC)
     (tmp / "ssa.yaml").write_text(CM.replace("from-file", "ssa"))
@@ -70,22 +80,8 @@ def steps(tmp: Path) -> list[Step]:
         s("create", "secret", "generic", "sec", "--from-literal=b=2", shows="secret/sec created"),
         s("create", "serviceaccount", "bot", shows="serviceaccount/bot created"),
         s("create", "job", "once", "--image=busybox", "--", "true", shows="job.batch/once created"),
-        s(
-            "create",
-            "role",
-            "reader",
-            "--verb=get",
-            "--resource=pods",
-            shows="role.rbac.authorization.k8s.io/reader created",
-        ),
-        s(
-            "create",
-            "rolebinding",
-            "reader",
-            "--role=reader",
-            "--serviceaccount=default:bot",
-            shows="created",
-        ),
+        s("create", "role", "reader", "--verb=get", "--resource=pods", shows="role.rbac.authorization.k8s.io/reader created"),
+        s("create", "rolebinding", "reader", "--role=reader", "--serviceaccount=default:bot", shows="created"),
         s("create", "token", "bot", shows=lambda o: o.count(".") == 2),
         s("create", "-f", cm, shows="configmap/from-file created"),
         s("apply", "-f", cm, shows="configmap/from-file"),
@@ -141,35 +137,13 @@ def steps(tmp: Path) -> list[Step]:
         s("rollout", "pause", "deployment/web", shows="paused"),
         s("rollout", "resume", "deployment/web", shows="resumed"),
         s("scale", "deployment/web", "--replicas=3", shows="scaled"),
-        s(
-            "wait",
-            "--for=jsonpath={.status.readyReplicas}=3",
-            "deployment/web",
-            "--timeout=60s",
-            shows="condition met",
-        ),
+        s("wait", "--for=jsonpath={.status.readyReplicas}=3", "deployment/web", "--timeout=60s", shows="condition met"),
         s("get", "rs", shows="web-"),
         s("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}", shows="3"),
         s("describe", "deployment", "web", shows="ScalingReplicaSet"),
         s("patch", "deployment", "web", "-p", '{"spec":{"replicas":2}}', shows="patched"),
-        s(
-            "patch",
-            "deployment",
-            "web",
-            "--type=json",
-            "-p",
-            '[{"op":"replace","path":"/spec/replicas","value":1}]',
-            shows="patched",
-        ),
-        s(
-            "patch",
-            "deployment",
-            "web",
-            "--type=merge",
-            "-p",
-            '{"metadata":{"labels":{"m":"1"}}}',
-            shows="patched",
-        ),
+        s("patch", "deployment", "web", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":1}]', shows="patched"),
+        s("patch", "deployment", "web", "--type=merge", "-p", '{"metadata":{"labels":{"m":"1"}}}', shows="patched"),
         s("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.labels.m}", shows="1/1"),
         # the apiserver's validation and defaults
         s("patch", "deployment", "web", "-p", '{"spec":{"replicas":-1}}', shows="Invalid value: -1: must be greater than or equal to 0", code=1),
@@ -192,19 +166,21 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "serviceaccounts", shows="bot"),
         s("get", "roles,rolebindings", shows="reader"),
         s("get", "controllerrevisions"),
+        # scheduling: a pod no node has room for stays Pending with the scheduler's FitError
+        s("get", "node", "node-1", "-o", "jsonpath={.status.allocatable.pods}", shows="110"),
+        s("create", "-f", str(tmp / "huge.yaml"), shows="pod/huge created"),
+        s("wait", "--for=jsonpath={.status.conditions[0].reason}=Unschedulable", "pod/huge", "--timeout=60s",
+          shows="condition met"),
+        s("events", "--for=pod/huge", shows="Insufficient cpu. preemption: 0/3 nodes are available"),
+        s("delete", "pod", "huge", shows="deleted"),
         # storage: the default class provisions and binds a claim
         s("get", "storageclass", shows="standard (default)"),
         s("create", "-f", str(tmp / "pvc.yaml"), shows="persistentvolumeclaim/battery-data created"),
-        s(
-            "wait",
-            "--for=jsonpath={.status.phase}=Bound",
-            "pvc/battery-data",
-            "--timeout=60s",
-            shows="condition met",
-        ),
+        s("wait", "--for=jsonpath={.status.phase}=Bound", "pvc/battery-data", "--timeout=60s", shows="condition met"),
         s("get", "pvc", shows="RWO"),
         s("get", "pv", shows="default/battery-data"),
         s("describe", "pvc", "battery-data", shows="ProvisioningSucceeded"),
+        s("explain", "pvc.spec", shows="accessModes"),
         s("get", "replicasets", "-l", "app=web", shows="web-"),
         s("wait", "--for=condition=complete", "job/once", "--timeout=60s", shows="condition met"),
         s("get", "jobs", shows="1/1"),
@@ -214,15 +190,7 @@ def steps(tmp: Path) -> list[Step]:
         s("explain", "deployment.spec", shows="replicas"),
         s("explain", "pods.spec.containers", shows="image"),
         s("apply", "--server-side", "-f", str(tmp / "ssa.yaml"), shows="serverside-applied"),
-        s(
-            "get",
-            "configmap",
-            "ssa",
-            "--show-managed-fields",
-            "-o",
-            "jsonpath={.metadata.managedFields[0].operation}",
-            shows="Apply",
-        ),
+        s("get", "configmap", "ssa", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[0].operation}", shows="Apply"),
         # deletion
         s("delete", "job", "once", shows="deleted"),
         s("delete", "pod", "solo", "--wait=true", shows="deleted"),
@@ -259,16 +227,10 @@ def test_impersonation_needs_the_impersonate_verb_and_runs_as_the_impersonated_u
 ) -> None:
     """impersonation.go: `--as` is authorised as `impersonate` on the user (a ServiceAccount by
     its namespace and name), then the request is the impersonated user's."""
-    assert kubectl(
-        "auth",
-        "whoami",
-        "--as=system:serviceaccount:default:bot",
-        "-o",
-        "jsonpath={.status.userInfo.username}",
-    ) == ("system:serviceaccount:default:bot")
-    groups = kubectl(
-        "auth", "whoami", "--as=system:serviceaccount:default:bot", "-o", "jsonpath={.status.userInfo.groups}"
+    assert kubectl("auth", "whoami", "--as=system:serviceaccount:default:bot", "-o", "jsonpath={.status.userInfo.username}") == (
+        "system:serviceaccount:default:bot"
     )
+    groups = kubectl("auth", "whoami", "--as=system:serviceaccount:default:bot", "-o", "jsonpath={.status.userInfo.groups}")
     assert "system:serviceaccounts:default" in groups and "system:authenticated" in groups
     assert kubectl.run("auth", "can-i", "list", "secrets", "--as=alice", check=False).stdout.strip() == "no"
     token = cluster.call(lambda: cluster.auth.add_serviceaccount("default", "plain"))

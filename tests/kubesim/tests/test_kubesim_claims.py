@@ -161,3 +161,39 @@ def test_a_claim_without_access_modes_is_refused_with_the_apiservers_422(kubectl
         'PersistentVolumeClaim "bad" is invalid: spec.accessModes: Required value: at least 1 access mode is required'
         in out.stderr
     )
+
+
+def test_a_wait_for_first_consumer_class_binds_only_once_a_pod_is_scheduled(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """kind's `standard` class is WaitForFirstConsumer: a claim alone stays Pending (waiting on it
+    hangs on a real cluster too); the scheduler writes the pod's node on it, then it binds."""
+    local = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "local"},
+        "provisioner": "kubesim.local/hostpath",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    kubectl("apply", "-f", "-", input=json.dumps(local))
+    kubectl("apply", "-f", "-", input=claim("later-bound", storageClassName="local"))
+    cluster.wait_for(
+        lambda: (
+            "WaitForFirstConsumer"
+            in kubectl("get", "events", "--field-selector", "involvedObject.name=later-bound")
+        ),
+        timeout=30,
+        what="WaitForFirstConsumer",
+    )
+    shown = kubectl("describe", "pvc", "later-bound")
+    assert "waiting for first consumer to be created before binding" in shown
+    out = kubectl.run(
+        "wait", "--for=jsonpath={.status.phase}=Bound", "pvc/later-bound", "--timeout=2s", check=False
+    )
+    assert out.returncode != 0
+    kubectl("apply", "-f", "-", input=pod_with_claim("consumer", "later-bound"))
+    cluster.wait_for(lambda: running(cluster, "consumer"), timeout=60, what="consumer running")
+    pvc = cluster.get("PersistentVolumeClaim", "later-bound") or {}
+    node = (cluster.get("Pod", "consumer") or {})["spec"]["nodeName"]
+    assert pvc["status"]["phase"] == "Bound"
+    assert pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == node

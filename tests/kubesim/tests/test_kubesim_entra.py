@@ -41,15 +41,8 @@ def knobs() -> Knobs:
     return Knobs(aks_server_id=AKS_SERVER_ID)
 
 
-def secret_form(
-    secret: str = TEST_CLIENT_SECRET, *, scope: str = f"{AKS_SERVER_ID}/.default"
-) -> dict[str, str]:
-    return {
-        "grant_type": "client_credentials",
-        "client_id": TEST_CLIENT_ID,
-        "client_secret": secret,
-        "scope": scope,
-    }
+def secret_form(secret: str = TEST_CLIENT_SECRET, *, scope: str = f"{AKS_SERVER_ID}/.default") -> dict[str, str]:
+    return {"grant_type": "client_credentials", "client_id": TEST_CLIENT_ID, "client_secret": secret, "scope": scope}
 
 
 def assertion_form(assertion: str, *, kind: str = JWT_BEARER) -> dict[str, str]:
@@ -79,11 +72,7 @@ def test_the_apps_secret_gets_a_token_the_cluster_accepts(entra: Entra) -> None:
 
 
 def test_a_wrong_secret_is_refused_as_invalid_client(entra: Entra) -> None:
-    assert refusal(entra, secret_form("kubesim~Entra.Test-Secret_0000000000000002")) == (
-        401,
-        "invalid_client",
-        7000215,
-    )
+    assert refusal(entra, secret_form("kubesim~Entra.Test-Secret_0000000000000002")) == (401, "invalid_client", 7000215)
     assert entra.refused[-1] == "AADSTS7000215: Invalid client secret provided."
     form = secret_form()
     del form["client_secret"]
@@ -91,10 +80,7 @@ def test_a_wrong_secret_is_refused_as_invalid_client(entra: Entra) -> None:
 
 
 def test_a_federated_token_kubesim_signed_is_exchanged(entra: Entra) -> None:
-    for token in (
-        entra.federated_token(),
-        entra.federated_token(issuer=AKS_OIDC_ISSUER, subject=AKS_SUBJECT),
-    ):
+    for token in (entra.federated_token(), entra.federated_token(issuer=AKS_OIDC_ISSUER, subject=AKS_SUBJECT)):
         status, body = entra.token(TEST_TENANT_ID, assertion_form(token))
         assert status == 200, body
         assert entra.authenticate(body["access_token"]) is not None
@@ -107,13 +93,8 @@ def test_forged_foreign_or_stale_assertions_are_refused(entra: Entra) -> None:
     other = entra.federated_token(subject="repo:evil/fork:ref:refs/heads/main").split(".")
     assert refusal(entra, assertion_form(".".join([tampered[0], other[1], tampered[2]])))[2] == 700027
     assert refusal(entra, assertion_form(entra.federated_token(issuer="https://evil.example")))[2] == 700211
-    assert (
-        refusal(entra, assertion_form(entra.federated_token(audience="https://github.com/acme")))[2] == 700212
-    )
-    assert (
-        refusal(entra, assertion_form(entra.federated_token(subject="repo:acme/shop:pull_request")))[2]
-        == 700213
-    )
+    assert refusal(entra, assertion_form(entra.federated_token(audience="https://github.com/acme")))[2] == 700212
+    assert refusal(entra, assertion_form(entra.federated_token(subject="repo:acme/shop:pull_request")))[2] == 700213
     assert refusal(entra, assertion_form(entra.federated_token(lifetime=-600)))[2] == 700024
     assert refusal(entra, assertion_form("not.a.jwt"))[2] == 50027
     assert refusal(entra, assertion_form(entra.federated_token(), kind="client_secret"))[2] == 900144

@@ -156,14 +156,8 @@ def test_a_native_sidecar_runs_beside_the_app_counts_in_ready_and_takes_exec(
     assert "proxy up" in kubectl("logs", name, "-c", "sidecar")
 
 
-def test_rollout_verify_names_a_crash_looping_init_container_and_exits_4(
-    cluster: Cluster, tmp_path: Path
-) -> None:
-    init = {
-        "name": "migrate",
-        "image": "busybox:1.36",
-        "command": ["sh", "-c", "echo migration failed; exit 1"],
-    }
+def test_rollout_verify_names_a_crash_looping_init_container_and_exits_4(cluster: Cluster, tmp_path: Path) -> None:
+    init = {"name": "migrate", "image": "busybox:1.36", "command": ["sh", "-c", "echo migration failed; exit 1"]}
     cluster.apply(with_init(deployment("initfail", replicas=1, command=["sleep", "3600"]), init))
     out = run_verify(
         "--deployment", "initfail", "--timeout", "8s",

@@ -244,38 +244,19 @@ def test_the_scheduler_and_controllers_record_their_events_as_kubectl_describe_s
                      and not p["metadata"].get("deletionTimestamp")]) == 1,
         what="scaled down",
     )  # fmt: skip
-    rs = next(
-        r["metadata"]["name"] for r in cluster.list("ReplicaSet") if r["metadata"]["name"].startswith("shop-")
-    )
+    rs = next(r["metadata"]["name"] for r in cluster.list("ReplicaSet") if r["metadata"]["name"].startswith("shop-"))
 
     def events() -> list[tuple[str, str, str, str]]:
         items = json.loads(kubectl("get", "events", "-o", "json"))["items"]
-        return [
-            (e["source"].get("component", ""), e["involvedObject"]["kind"], e["reason"], e["message"])
-            for e in items
-        ]
+        return [(e["source"].get("component", ""), e["involvedObject"]["kind"], e["reason"], e["message"]) for e in items]
 
     cluster.wait_for(lambda: any(r == "SuccessfulDelete" for _, _, r, _ in events()), what="SuccessfulDelete")
     seen = events()
-    assert (
-        "deployment-controller",
-        "Deployment",
-        "ScalingReplicaSet",
-        f"Scaled up replica set {rs} to 2",
-    ) in seen
-    assert (
-        "deployment-controller",
-        "Deployment",
-        "ScalingReplicaSet",
-        f"Scaled down replica set {rs} to 1 from 2",
-    ) in seen
-    created = [
-        m for c, k, r, m in seen if (c, k, r) == ("replicaset-controller", "ReplicaSet", "SuccessfulCreate")
-    ]
+    assert ("deployment-controller", "Deployment", "ScalingReplicaSet", f"Scaled up replica set {rs} to 2") in seen
+    assert ("deployment-controller", "Deployment", "ScalingReplicaSet", f"Scaled down replica set {rs} to 1 from 2") in seen
+    created = [m for c, k, r, m in seen if (c, k, r) == ("replicaset-controller", "ReplicaSet", "SuccessfulCreate")]
     assert len(created) == 2 and all(m.startswith(f"Created pod: {rs}-") for m in created)
     scheduled = [m for c, _, r, m in seen if (c, r) == ("default-scheduler", "Scheduled")]
-    assert len(scheduled) == 2 and all(
-        re.fullmatch(rf"Successfully assigned default/{rs}-\w+ to node-\d", m) for m in scheduled
-    )
+    assert len(scheduled) == 2 and all(re.fullmatch(rf"Successfully assigned default/{rs}-\w+ to node-\d", m) for m in scheduled)
     described = kubectl("describe", "deployment", "shop")
     assert f"Scaled down replica set {rs} to 1 from 2" in described and "deployment-controller" in described

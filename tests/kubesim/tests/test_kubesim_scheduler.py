@@ -169,3 +169,98 @@ def test_a_missing_claim_and_a_cordoned_node_give_their_own_reasons(
     )
     shown = json.loads(kubectl("get", "pod", "picky", "-o", "json"))
     assert shown["spec"]["nodeName"] == "node-2"
+
+
+def test_a_pod_bound_by_node_name_past_the_nodes_room_is_rejected_by_the_kubelet(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """No scheduler checks a pod created with spec.nodeName: the kubelet's admission does
+    (lifecycle/predicate.go), and the pod fails without ever starting."""
+    cluster.apply(pod("pinned", nodeName="node-1", container={"resources": {"requests": {"cpu": "64"}}}))
+    cluster.wait_for(
+        lambda: ((cluster.get("Pod", "pinned") or {}).get("status") or {}).get("phase") == "Failed",
+        timeout=30,
+        what="rejected",
+    )
+    st = json.loads(kubectl("get", "pod", "pinned", "-o", "json"))["status"]
+    assert st["reason"] == "OutOfcpu"
+    assert st["message"] == (
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 0, capacity: 2000"
+    )
+    assert not st.get("containerStatuses")
+    assert kubectl("get", "pod", "pinned", "--no-headers").split()[2] == "OutOfcpu"
+    assert "OutOfcpu" in kubectl("events", "--for=pod/pinned")
+    cluster.apply(pod("fits", nodeName="node-1", container={"resources": {"requests": {"cpu": "1"}}}))
+    cluster.wait_for(
+        lambda: ((cluster.get("Pod", "fits") or {}).get("status") or {}).get("phase") == "Running",
+        timeout=60,
+        what="fits running",
+    )
+
+
+def test_topology_spread_counts_a_cordoned_nodes_domain_and_needs_its_key(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """The classic: maxSkew 1 over hostnames with one node cordoned leaves the third replica
+    Pending (the cordoned node's empty domain still counts); a key the nodes lack fits nowhere."""
+    kubectl("cordon", "node-3")
+    spread = deployment("spread", replicas=3, command=["sleep", "3600"])
+    spread["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "spread"}},
+        }
+    ]
+    cluster.apply(spread)
+    cluster.wait_for(
+        lambda: sum(1 for p in cluster.list("Pod") if p["spec"].get("nodeName")) == 2,
+        timeout=60,
+        what="2 bound",
+    )
+    (pending,) = [p["metadata"]["name"] for p in cluster.list("Pod") if not p["spec"].get("nodeName")]
+    assert unschedulable(cluster, pending) == (
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match pod topology spread "
+        "constraints. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+        "preemption victims found for incoming pod.."
+    )
+    kubectl("uncordon", "node-3")
+    cluster.wait_for(lambda: scheduled(cluster, pending).get("status") == "True", timeout=30, what="bound")
+    assert (cluster.get("Pod", pending) or {})["spec"]["nodeName"] == "node-3"
+    zoned = pod(
+        "zoned",
+        topologySpreadConstraints=[
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "zoned"}},
+            }
+        ],
+    )
+    cluster.apply(zoned)
+    assert unschedulable(cluster, "zoned").startswith(
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints (missing required label)."
+    )
+
+
+def test_scheduling_gates_hold_a_pod_until_removed_and_another_schedulers_pods_are_left_alone(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    cluster.apply(pod("gated", schedulingGates=[{"name": "example.com/quota"}]))
+    cluster.apply(pod("custom", schedulerName="my-scheduler"))
+    cluster.wait_for(
+        lambda: scheduled(cluster, "gated").get("reason") == "SchedulingGated",
+        timeout=30,
+        what="SchedulingGated",
+    )
+    assert scheduled(cluster, "gated")["message"] == "Scheduling is blocked due to non-empty scheduling gates"
+    assert kubectl("get", "pod", "gated", "--no-headers").split()[2] == "SchedulingGated"
+    kubectl("patch", "pod", "gated", "--type=json", "-p", '[{"op":"remove","path":"/spec/schedulingGates"}]')
+    cluster.wait_for(
+        lambda: scheduled(cluster, "gated").get("status") == "True", timeout=30, what="gated bound"
+    )
+    custom = cluster.get("Pod", "custom") or {}
+    assert not custom["spec"].get("nodeName") and not scheduled(cluster, "custom")
+    assert "FailedScheduling" not in kubectl("events", "--for=pod/custom")
