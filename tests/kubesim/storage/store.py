@@ -77,9 +77,11 @@ class Store:
         self.history = History(knobs, self.rv)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
-        # mutating/validating admission of every create, a client's or a controller's (the
-        # apiserver's plugins: apiserver/serviceaccount.py); each may change the object or raise
-        self.admission: list[Callable[[Resource, str, Obj], None]] = []
+        # mutating admission of every create, a client's or a controller's (plugins such as
+        # apiserver/serviceaccount.py): called with (resource, namespace, object) before the object
+        # is named from its generateName, as the apiserver's handler admits before the registry's
+        # rest.BeforeCreate; each may change the object or raise ApiError to refuse it
+        self.mutating: list[Callable[[Resource, str, Obj], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -114,8 +116,8 @@ class Store:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         _drop_nulls(meta)
-        for admit in self.admission:  # before the name is generated, as in the apiserver
-            admit(res, namespace, obj)
+        for mutate in list(self.mutating):
+            mutate(res, namespace, obj)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + generated_suffix()
         name = meta.get("name")
