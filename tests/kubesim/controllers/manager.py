@@ -36,13 +36,13 @@ class Controllers:
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen: set[tuple[str, str]] = set()
         self.scheduler_events = Recorder(self.store, "default-scheduler")
+        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
+        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
-        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
-        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -80,12 +80,12 @@ class Controllers:
         for res in (DEPLOY, STS, DS):
             for d in self.store.list(res):
                 self.pending.add((res.kind, d["metadata"]["namespace"], d["metadata"]["name"]))
-        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
-            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
-                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
+        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
+            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
 
     def run_pending(self) -> bool:
         worked = False

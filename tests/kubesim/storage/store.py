@@ -74,14 +74,14 @@ class Store:
     def __init__(self, knobs: Knobs) -> None:
         self.rv = 100
         self.objects: dict[Key, Obj] = {}
-        self.history = History(knobs, self.rv)
-        self.watchers: list[Watcher] = []
-        self.hooks: list[Callable[[Event], None]] = []
         # mutating admission of every create, a client's or a controller's (plugins such as
         # apiserver/serviceaccount.py): called with (resource, namespace, object) before the object
         # is named from its generateName, as the apiserver's handler admits before the registry's
         # rest.BeforeCreate; each may change the object or raise ApiError to refuse it
         self.mutating: list[Callable[[Resource, str, Obj], None]] = []
+        self.history = History(knobs, self.rv)
+        self.watchers: list[Watcher] = []
+        self.hooks: list[Callable[[Event], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
