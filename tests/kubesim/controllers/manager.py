@@ -36,11 +36,11 @@ class Controllers:
         # deployments the controller leaves alone (benchmarks set their status by hand)
         self.frozen: set[tuple[str, str]] = set()
         self.scheduler_events = Recorder(self.store, "default-scheduler")
-        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
-        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
+        # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
+        self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
         self.store.hooks.append(self._on_event)
