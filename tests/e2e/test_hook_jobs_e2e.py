@@ -153,3 +153,26 @@ def test_the_hook_job_fails_with_the_diagnosis_when_no_restart_can_fix_it(
     assert "restarting" not in logs
     cm_test = json.loads(kubectl("get", "deployment", "cm-test", "-o", "json"))
     assert cm_test["metadata"]["generation"] == 2  # only the test's own rollout restart: none from the hook
+
+
+def test_a_hook_pod_without_its_serviceaccount_token_says_what_to_mount(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    release, job = hook_docs("argocd", "seed-two")
+    job["spec"]["template"]["spec"]["automountServiceAccountToken"] = False
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all(release))
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(job))
+
+    verdict, status, logs = outcome(kubectl, "rollout-verify")
+    assert verdict == "Failed" and status["failed"] == 1
+    (line,) = logs.splitlines()  # exit 2, one line, before any call to the cluster
+    # uid 65532 has no passwd entry in the image: HOME is /, as under a container runtime
+    assert line.startswith(
+        'rollout-verify: error: the default kubeconfig: file "/.kube/config" does not exist'
+    )
+    assert line.endswith(
+        "or, in this pod, mount its ServiceAccount's token (/var/run/secrets/kubernetes.io/serviceaccount/token"
+        " is missing: automountServiceAccountToken is false on the pod or its ServiceAccount)"
+    )
+    (pod,) = [p for p in cluster.list("Pod") if p["metadata"].get("generateName") == "rollout-verify-"]
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 2
