@@ -17,6 +17,7 @@ from verify.config.naming import env_var, pipeline_input
 from verify.config.settings import Settings
 
 EXAMPLES = REPO / "examples"
+HELM_TEMPLATES = EXAMPLES / "helm" / "templates"  # Go templates: checked rendered, below
 ENV_TO_FIELD = {env_var(name): name for name in Settings.model_fields}
 # Every setting is user-facing: each must be an input of the Action, the Argo template and the
 # GitLab component, under the same name (pipeline_input).
@@ -186,7 +187,6 @@ def test_every_example_workflow_passes_only_real_action_inputs() -> None:
         assert set(step["with"]) <= set(action["inputs"]), step["with"]
 
 
-HELM_TEMPLATES = EXAMPLES / "helm" / "templates"  # Go templates: checked rendered, below
 EXAMPLE_FILES = sorted(
     p
     for p in [

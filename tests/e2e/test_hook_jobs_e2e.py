@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.kubesim import Cluster
@@ -50,8 +51,36 @@ def immutable_recreated(cluster: Cluster, kubectl: Kubectl) -> None:
     kubectl("rollout", "status", "deployment/cm-test", "--timeout=90s", timeout=120)
 
 
-def hook_job(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    return next(d for d in docs if d["kind"] == "Job")
+ARGS = {
+    "seed-two": ["--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--timeout", "10m"],
+    "immutable": ["--deployment", "cm-test", "--expect-file", "/cm/script.py=configmap:testcm/script.py"],
+}
+
+
+def hook_docs(hook: str, state: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the release's resources, the hook Job) as the example gives them for this state: the
+    Argo CD file as shipped for the second seed, else with its `args` and the Role's named
+    object edited as its comments say; the Helm chart rendered with values for the state."""
+    if hook == "helm":
+        names = {"secrets": ["web-secrets"], "configMaps": []}
+        if state == "immutable":
+            names = {"secrets": [], "configMaps": ["testcm"]}
+        values = {"rolloutVerify": {"args": ARGS[state], **names}}
+        text = render(CHART, release="web", namespace="default", values=values)
+        docs = [d for d in yaml.safe_load_all(text) if d]
+        job = next(d for d in docs if d["kind"] == "Job")
+        assert job["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    else:
+        docs = [d for d in yaml.safe_load_all(ARGOCD.read_text()) if d]
+        job = next(d for d in docs if d["kind"] == "Job")
+        assert job["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PostSync"
+        assert job["spec"]["template"]["spec"]["containers"][0]["args"] == ARGS["seed-two"]
+        if state == "immutable":
+            job["spec"]["template"]["spec"]["containers"][0]["args"] = ARGS[state]
+            role = next(d for d in docs if d["kind"] == "Role")
+            (named,) = [r for r in role["rules"] if r.get("resourceNames")]
+            named.update({"resources": ["configmaps"], "resourceNames": ["testcm"]})
+    return [d for d in docs if d is not job], job
 
 
 def outcome(kubectl: Kubectl, job: str) -> tuple[str, dict[str, Any], str]:
@@ -66,14 +95,20 @@ def outcome(kubectl: Kubectl, job: str) -> tuple[str, dict[str, Any], str]:
     return status["conditions"][-1]["type"], status, logs
 
 
-def test_the_argocd_postsync_job_verifies_in_cluster_restarts_once_and_completes(
-    cluster: Cluster, kubectl: Kubectl
+@pytest.mark.parametrize("hook", ["argocd", "helm"])
+def test_the_hook_job_verifies_in_cluster_restarts_once_and_completes(
+    cluster: Cluster, kubectl: Kubectl, hook: str
 ) -> None:
     seed_two(cluster, kubectl)
     before = {p["metadata"]["name"] for p in cluster.list("Pod")}
-    kubectl("apply", "-f", str(ARGOCD))
+    release, job = hook_docs(hook, "seed-two")
+    if hook == "argocd":  # the file as shipped: Argo CD syncs it, the Job last (a hook)
+        kubectl("apply", "-f", str(ARGOCD))
+    else:  # `helm install` creates the release's resources; `helm test` then the hook Job
+        kubectl("apply", "-f", "-", input=yaml.safe_dump_all(release))
+        kubectl("apply", "-f", "-", input=yaml.safe_dump(job))
 
-    verdict, status, logs = outcome(kubectl, "rollout-verify")
+    verdict, status, logs = outcome(kubectl, job["metadata"]["name"])
     assert verdict == "Complete", logs
     assert status["succeeded"] == 1 and not status.get("failed")
     assert "lacks env FEATURE_CREDENTIAL" in logs
@@ -81,38 +116,33 @@ def test_the_argocd_postsync_job_verifies_in_cluster_restarts_once_and_completes
     assert PLANTED not in logs
     web = json.loads(kubectl("get", "deployment", "web", "-o", "json"))
     assert "kubectl.kubernetes.io/restartedAt" in web["spec"]["template"]["metadata"]["annotations"]
-    (hook_pod,) = [p for p in cluster.list("Pod") if p["metadata"]["name"].startswith("rollout-verify-")]
-    assert hook_pod["spec"]["serviceAccountName"] == "rollout-verify"
-    assert hook_pod["metadata"]["generateName"] == "rollout-verify-"
-    # the hook's own pod verified with the ServiceAccount's token: every app pod is new
+    sa = job["spec"]["template"]["spec"]["serviceAccountName"]
+    (hook_pod,) = [
+        p for p in cluster.list("Pod") if p["metadata"].get("generateName") == f"{job['metadata']['name']}-"
+    ]
+    assert hook_pod["spec"]["serviceAccountName"] == sa
+    assert any(v["name"].startswith("kube-api-access-") for v in hook_pod["spec"]["volumes"])
+    assert not any(
+        e["name"].startswith("KUBECONFIG") for e in hook_pod["spec"]["containers"][0].get("env") or []
+    )
+    # the restart really happened: every app pod is new
     assert not before & {
         p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith("web-")
     }
 
 
-def test_the_helm_test_job_fails_with_the_diagnosis_when_no_restart_can_fix_it(
-    cluster: Cluster, kubectl: Kubectl
+@pytest.mark.parametrize("hook", ["argocd", "helm"])
+def test_the_hook_job_fails_with_the_diagnosis_when_no_restart_can_fix_it(
+    cluster: Cluster, kubectl: Kubectl, hook: str
 ) -> None:
     immutable_recreated(cluster, kubectl)
-    values = {
-        "rolloutVerify": {
-            "args": ["--deployment", "cm-test", "--expect-file", "/cm/script.py=configmap:testcm/script.py"],
-            "secrets": [],
-            "configMaps": ["testcm"],
-        }
-    }
-    docs = [
-        d for d in yaml.safe_load_all(render(CHART, release="web", namespace="default", values=values)) if d
-    ]
-    job = hook_job(docs)
-    assert job["metadata"]["annotations"]["helm.sh/hook"] == "test"
-    role = next(d for d in docs if d["kind"] == "Role")
+    release, job = hook_docs(hook, "immutable")
+    role = next(d for d in release if d["kind"] == "Role")
     assert not any(r["resources"] == ["secrets"] for r in role["rules"])  # none asked, none granted
-    # `helm install` creates the release's resources; `helm test` then creates the hook Job
-    kubectl("apply", "-f", "-", input=yaml.safe_dump_all([d for d in docs if d is not job]))
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all(release))
     kubectl("apply", "-f", "-", input=yaml.safe_dump(job))
 
-    verdict, status, logs = outcome(kubectl, "web-rollout-verify")
+    verdict, status, logs = outcome(kubectl, job["metadata"]["name"])
     assert verdict == "Failed", logs
     assert status["failed"] == 1 and not status.get("succeeded")
     assert status["conditions"][-1]["reason"] == "BackoffLimitExceeded"
@@ -123,3 +153,26 @@ def test_the_helm_test_job_fails_with_the_diagnosis_when_no_restart_can_fix_it(
     assert "restarting" not in logs
     cm_test = json.loads(kubectl("get", "deployment", "cm-test", "-o", "json"))
     assert cm_test["metadata"]["generation"] == 2  # only the test's own rollout restart: none from the hook
+
+
+def test_a_hook_pod_without_its_serviceaccount_token_says_what_to_mount(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    release, job = hook_docs("argocd", "seed-two")
+    job["spec"]["template"]["spec"]["automountServiceAccountToken"] = False
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all(release))
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(job))
+
+    verdict, status, logs = outcome(kubectl, "rollout-verify")
+    assert verdict == "Failed" and status["failed"] == 1
+    (line,) = logs.splitlines()  # exit 2, one line, before any call to the cluster
+    # uid 65532 has no passwd entry in the image: HOME is /, as under a container runtime
+    assert line.startswith(
+        'rollout-verify: error: the default kubeconfig: file "/.kube/config" does not exist'
+    )
+    assert line.endswith(
+        "or, in this pod, mount its ServiceAccount's token (/var/run/secrets/kubernetes.io/serviceaccount/token"
+        " is missing: automountServiceAccountToken is false on the pod or its ServiceAccount)"
+    )
+    (pod,) = [p for p in cluster.list("Pod") if p["metadata"].get("generateName") == "rollout-verify-"]
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 2

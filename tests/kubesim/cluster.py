@@ -62,7 +62,7 @@ class Cluster:
         self.root = Path(root or tempfile.mkdtemp(prefix="kubesim-"))
         self._own_root = root is None
         self.store = Store(self.knobs)
-        self.store.create_admission.append(ServiceAccountAdmission(self.store))
+        self.store.mutating.append(ServiceAccountAdmission(self.store))
         self.auth = Authorizer(self.store, knobs=self.knobs)
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))

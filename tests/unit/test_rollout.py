@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from verify.diagnose.rollout import creation_failure, waiting_reasons
+from verify.diagnose.rollout import waiting_reasons
 from verify.flow.rollout_status import RolloutState, rollout_state
 from verify.flow.selection import select_current_pods
 
@@ -354,17 +354,3 @@ def _status_pod(name: str, node: str, status: dict[str, Any]) -> dict[str, Any]:
 )
 def test_waiting_reasons_explain_unready_pods(p: dict[str, Any], lines: list[str]) -> None:
     assert waiting_reasons(pods=[p]) == lines
-
-
-def test_a_replica_failure_is_why_a_deployment_has_no_pods() -> None:
-    refused = {
-        "type": "ReplicaFailure",
-        "status": "True",
-        "reason": "FailedCreate",
-        "message": 'pods "web-7c9f-" is forbidden: error looking up service account default/app: '
-        'serviceaccount "app" not found',
-    }
-    dep = {"status": {"conditions": [{"type": "Available", "status": "False"}, refused]}}
-    assert creation_failure(workload=dep) == f"pods cannot be created: {refused['message']}"
-    assert creation_failure(workload={"status": {"conditions": [{**refused, "status": "False"}]}}) is None
-    assert creation_failure(workload={}) is None

@@ -25,11 +25,12 @@ from verify.report.text import checked_line, problem_lines
 
 def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> str:
     """The rollout's own message, with the waiting reasons of the pods holding it back."""
-    refused = creation_failure(workload=exc.workload)
-    reasons: list[str] = [refused] if refused else []
+    reasons: list[str] = []
     with contextlib.suppress(errors.VerifyError):
-        reasons += waiting_reasons(pods=state.lookup.pods(selector=objects.selector(exc.workload)))
+        reasons = waiting_reasons(pods=state.lookup.pods(selector=objects.selector(exc.workload)))
     msg = exc.message
+    refused = creation_failure(workload=exc.workload)  # no pod to wait for: the API refuses them
+    reasons = ([refused] if refused else []) + reasons
     if reasons:
         msg += "; " + "; ".join(reasons[:10])
     return msg
@@ -75,11 +76,12 @@ def _result(
 def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     """One line for a rollout that has not moved: kubectl's words and what holds the pods back."""
     message = workload_state(kind=state.plan.ref.kind, obj=obj).message
+    try:
+        reasons = waiting_reasons(pods=state.lookup.pods(selector=objects.selector(obj)))
+    except errors.VerifyError:
+        reasons = []  # the progress line is a courtesy: never the reason a run fails
     refused = creation_failure(workload=obj)
-    reasons = [refused] if refused else []
-    # the progress line is a courtesy: never the reason a run fails
-    with contextlib.suppress(errors.VerifyError):
-        reasons += waiting_reasons(pods=state.lookup.pods(selector=objects.selector(obj)))
+    reasons = ([refused] if refused else []) + reasons
     shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
     return f"{state.label}: still waiting: {message}" + (f"; {shown}" if shown else "")
 

@@ -17,6 +17,7 @@ import httpx
 from verify.errors import KubeConfigError
 from verify.kube import cloud, loading, plugins, proxies, tls
 from verify.kube.credentials import BearerToken, ConfigAuth
+from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
 
@@ -85,6 +86,11 @@ def connect(
                 if len(files.wanted) == 1
                 else f"none of its {len(files.wanted)} files exists"
             )
+            if kubeconfig is None and context is None and loading.pod_without_token(env):
+                hint += (
+                    f"; or, in this pod, mount its ServiceAccount's token ({SERVICE_ACCOUNT_TOKEN} is "
+                    "missing: automountServiceAccountToken is false on the pod or its ServiceAccount)"
+                )
             raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
     except ConfigException as e:
         first = str(e).splitlines()[0] if str(e) else "invalid configuration"

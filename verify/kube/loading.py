@@ -59,13 +59,20 @@ def chain(*, explicit: str | None, environ: Mapping[str, str]) -> Chain:
 
 def _expand(path: str, environ: Mapping[str, str]) -> str:
     if path.startswith("~") and environ.get("HOME"):
-        return environ["HOME"] + path[1:]
+        # HOME=/ (a uid without a passwd entry, as the image's 65532): /.kube/config, not //.kube
+        return (environ["HOME"].rstrip("/") or "") + path[1:]
     return os.path.expanduser(path)
 
 
 def in_cluster(environ: Mapping[str, str]) -> bool:
     """A pod's mounted service account, as `rest.InClusterConfig` finds it."""
     return bool(environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(SERVICE_ACCOUNT_TOKEN)
+
+
+def pod_without_token(environ: Mapping[str, str]) -> bool:
+    """In a pod (the kubelet sets KUBERNETES_SERVICE_HOST) that has no service account token
+    mounted: `automountServiceAccountToken: false` on the pod or its ServiceAccount."""
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) and not os.path.exists(SERVICE_ACCOUNT_TOKEN)
 
 
 def in_cluster_namespace(environ: Mapping[str, str]) -> str:

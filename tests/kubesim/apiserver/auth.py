@@ -3,7 +3,8 @@ default ClusterRoleBindings every apiserver bootstraps for its built-in groups; 
 the authenticated user is kept under.
 
 Rules are resolved as kubernetes/kubernetes pkg/registry/rbac/validation/rule.go does
-(VisitRulesFor: cluster-wide bindings, then the namespace's RoleBindings; describeSubject) and
+(VisitRulesFor: cluster-wide bindings, the stored ClusterRoleBindings, then the namespace's
+RoleBindings, a ClusterRole stored or bootstrapped; describeSubject) and
 matched as plugin/pkg/auth/authorizer/rbac/rbac.go (RuleAllows) and pkg/apis/rbac/v1/
 evaluation_helpers.go do. The answers of SelfSubjectAccessReviews and SelfSubjectRulesReviews
 (reviews.py) come from the same resolution as the authorisation of every request."""
@@ -284,8 +285,32 @@ class Authorizer:
                         f'ClusterRoleBinding "{binding}" of ClusterRole "{binding}" to Group "{group}"',
                         rule,
                     )
+        yield from self._cluster_role_bindings(user)
         if namespace:
             yield from self._role_bindings(user, namespace)
+
+    def _cluster_role(self, name: str) -> Any:
+        """A ClusterRole's rules: a stored one, else a bootstrap one; None if there is none."""
+        stored = self.store.find(BY_PATH[("rbac.authorization.k8s.io", "clusterroles")], "", name)
+        if stored is not None:
+            return stored.get("rules") or []
+        return _CLUSTER_ROLES.get(name)
+
+    def _cluster_role_bindings(self, user: User) -> Iterator[tuple[str, PolicyRule]]:
+        """Stored ClusterRoleBindings: their ClusterRole's rules in every namespace (a
+        ServiceAccount subject names its namespace; there is no binding namespace to default to)."""
+        for crb in self.store.list(BY_PATH[("rbac.authorization.k8s.io", "clusterrolebindings")]):
+            subject = next((s for s in crb.get("subjects") or [] if _subject_is(s, user, "")), None)
+            ref = crb.get("roleRef") or {}
+            rules = self._cluster_role(ref.get("name", "")) if ref.get("kind") == "ClusterRole" else None
+            if subject is None or rules is None:
+                continue
+            source = (
+                f'ClusterRoleBinding "{crb["metadata"]["name"]}" of ClusterRole "{ref.get("name")}" '
+                f"to {_describe(subject, '')}"
+            )
+            for rule in rules:
+                yield source, rule
 
     def _role_bindings(self, user: User, namespace: str) -> Iterator[tuple[str, PolicyRule]]:
         roles = BY_PATH[("rbac.authorization.k8s.io", "roles")]
@@ -300,7 +325,7 @@ class Authorizer:
                 role = self.store.find(roles, namespace, ref.get("name", ""))
                 rules = None if role is None else role.get("rules") or []
             elif ref.get("kind") == "ClusterRole":
-                rules = _CLUSTER_ROLES.get(ref.get("name", ""))
+                rules = self._cluster_role(ref.get("name", ""))
             if rules is None:
                 continue
             source = (

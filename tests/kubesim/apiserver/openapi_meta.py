@@ -217,6 +217,20 @@ kind string | {KIND}
 metadata meta.ObjectMeta +value | Standard object's metadata.
 ports []object +atomic | ports specifies the list of network ports exposed by each endpoint in this slice.
 
+@rbac.ClusterRole ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
+aggregationRule object | AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.
+apiVersion string | {API_VERSION}
+kind string | {KIND}
+metadata meta.ObjectMeta +value | Standard object's metadata.
+rules []rbac.PolicyRule | Rules holds all the PolicyRules for this ClusterRole
+
+@rbac.ClusterRoleBinding ClusterRoleBinding references a ClusterRole, but not contain it. It can reference a ClusterRole in the global namespace, and adds who information via Subject.
+apiVersion string | {API_VERSION}
+kind string | {KIND}
+metadata meta.ObjectMeta +value | Standard object's metadata.
+roleRef! rbac.RoleRef +value | RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.
+subjects []rbac.Subject | Subjects holds references to the objects the role applies to.
+
 @rbac.Role Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
 apiVersion string | {API_VERSION}
 kind string | {KIND}

@@ -79,6 +79,8 @@ SCHEMAS: dict[str, dict[int, tuple[str, str, bool]]] = {
         5: ("nonResourceURLs", _S, True),
     },
     "Role": {1: ("metadata", "ObjectMeta", False), 2: ("rules", "PolicyRule", True)},
+    # ClusterRole's 3 (aggregationRule) is not read: `kubectl create clusterrole --aggregation-rule`
+    "ClusterRole": {1: ("metadata", "ObjectMeta", False), 2: ("rules", "PolicyRule", True)},
     "Subject": {
         1: ("kind", _S, False),
         2: ("apiGroup", _S, False),
@@ -87,6 +89,11 @@ SCHEMAS: dict[str, dict[int, tuple[str, str, bool]]] = {
     },
     "RoleRef": {1: ("apiGroup", _S, False), 2: ("kind", _S, False), 3: ("name", _S, False)},
     "RoleBinding": {
+        1: ("metadata", "ObjectMeta", False),
+        2: ("subjects", "Subject", True),
+        3: ("roleRef", "RoleRef", False),
+    },
+    "ClusterRoleBinding": {
         1: ("metadata", "ObjectMeta", False),
         2: ("subjects", "Subject", True),
         3: ("roleRef", "RoleRef", False),
@@ -138,6 +145,8 @@ KINDS = {
     "ServiceAccount",
     "Role",
     "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
     "SelfSubjectAccessReview",
     "SelfSubjectRulesReview",
     "SelfSubjectReview",

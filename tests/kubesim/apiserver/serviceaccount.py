@@ -57,7 +57,7 @@ def token_volume(name: str) -> Obj:
 
 
 class ServiceAccountAdmission:
-    """A Store admission hook: called with every object about to be created."""
+    """A mutating admission hook of the Store (`Store.mutating`): every object about to be created."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

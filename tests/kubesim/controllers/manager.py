@@ -47,12 +47,12 @@ class Controllers:
         self.deployments = DeploymentController(cluster, self.frozen)
         self.replicasets = ReplicaSetController(cluster)
         self.statefulsets = StatefulSetController(cluster)
-        self.daemonsets = DaemonSetController(cluster)
-        self.jobs = JobController(cluster)
         self.namespaces = NamespaceController(cluster)
         self.binder = VolumeBinder(cluster)
         # each namespace's default ServiceAccount and kube-root-ca.crt, the CA once the server has one
         self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
+        self.daemonsets = DaemonSetController(cluster)
+        self.jobs = JobController(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -117,12 +117,12 @@ class Controllers:
         for n in self.store.list(NAMESPACES):  # a terminating namespace waits for its pods to stop
             if n["metadata"].get("deletionTimestamp"):
                 self.pending.add(("Namespace", "", n["metadata"]["name"]))
-        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
-            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
-                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
+        for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
+            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+                self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
 
     def run_pending(self) -> bool:
         worked = False

@@ -51,6 +51,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("batch", "v1", "jobs", "Job", True, (), ("status",)),
     Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )

@@ -74,16 +74,17 @@ class Store:
     def __init__(self, knobs: Knobs) -> None:
         self.rv = 100
         self.objects: dict[Key, Obj] = {}
+        # mutating admission of every create, a client's or a controller's (plugins such as
+        # apiserver/serviceaccount.py): called with (resource, namespace, object) before the object
+        # is named from its generateName, as the apiserver's handler admits before the registry's
+        # rest.BeforeCreate; each may change the object or raise ApiError to refuse it
+        self.mutating: list[Callable[[Resource, str, Obj], None]] = []
         self.history = History(knobs, self.rv)
         self.watchers: list[Watcher] = []
         self.hooks: list[Callable[[Event], None]] = []
         # admission: each checks (and may default) an object about to be written, `old` None on a
         # create; raising ApiError refuses the write. Status writes are not admitted here.
         self.admission: list[Callable[[Resource, Obj, Obj | None], None]] = []
-        # mutating admission of every create, a client's or a controller's, run first and before
-        # the name is generated (the apiserver's plugins: apiserver/serviceaccount.py); each may
-        # change the object or raise
-        self.create_admission: list[Callable[[Resource, str, Obj], None]] = []
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -118,8 +119,8 @@ class Store:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         _drop_nulls(meta)
-        for admit in self.create_admission:  # before the name is generated, as in the apiserver
-            admit(res, namespace, obj)
+        for mutate in list(self.mutating):
+            mutate(res, namespace, obj)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + generated_suffix()
         name = meta.get("name")

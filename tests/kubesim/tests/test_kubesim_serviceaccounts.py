@@ -255,3 +255,45 @@ def test_controllers_record_failed_create_for_a_missing_serviceaccount_and_recov
     assert "SuccessfulCreate" in reasons and "Completed" in reasons
     assert all(p["spec"]["serviceAccountName"] == "app" for p in cluster.list("Pod"))
     assert "Traceback" not in capfd.readouterr().err  # no controller crashed on the refusals
+
+
+def test_clusterroles_bind_through_a_clusterrolebinding_everywhere_or_a_rolebinding_in_one_namespace(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    for ns in ("ci", "apps", "other"):
+        kubectl("create", "namespace", ns)
+    kubectl("create", "serviceaccount", "reader", "-n", "ci")
+    kubectl("create", "clusterrole", "pod-lister", "--verb=list", "--resource=pods")
+    kubectl("create", "clusterrole", "deploy-getter", "--verb=get,list", "--resource=deployments.apps")
+    kubectl(
+        "create",
+        "clusterrolebinding",
+        "reader-pods",
+        "--clusterrole=pod-lister",
+        "--serviceaccount=ci:reader",
+    )
+    kubectl(
+        "create",
+        "rolebinding",
+        "reader-deploys",
+        "-n",
+        "apps",
+        "--clusterrole=deploy-getter",
+        "--serviceaccount=ci:reader",
+    )
+    roles = kubectl("get", "clusterroles", "-o", "name")
+    assert "clusterrole.rbac.authorization.k8s.io/pod-lister" in roles.split()
+    as_sa = ["--as=system:serviceaccount:ci:reader"]
+    assert kubectl("auth", "can-i", "list", "pods", "-n", "other", *as_sa).strip() == "yes"  # everywhere
+    assert kubectl("auth", "can-i", "list", "deployments", "-n", "apps", *as_sa).strip() == "yes"
+    no = kubectl.run("auth", "can-i", "list", "deployments", "-n", "other", *as_sa, check=False)
+    assert no.stdout.strip() == "no"  # a RoleBinding grants its ClusterRole in its namespace only
+    script = "/usr/bin/kubectl get pods -A -o name >/dev/null && echo pods-ok; /usr/bin/kubectl get deploy -n other 2>&1"
+    cluster.apply(pod("probe", script, namespace="ci", serviceAccountName="reader"))
+    finished(cluster, "probe", "ci")
+    lines = kubectl("logs", "probe", "-n", "ci").splitlines()
+    assert lines == [
+        "pods-ok",
+        'Error from server (Forbidden): deployments.apps is forbidden: User "system:serviceaccount:ci:reader" '
+        'cannot list resource "deployments" in API group "apps" in the namespace "other"',
+    ]
