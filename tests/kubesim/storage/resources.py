@@ -50,6 +50,15 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    Resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        ("status",),
+    ),
 )
 
 # Kinds in the `all` category (`kubectl get all`), as the apiserver's discovery lists them.
