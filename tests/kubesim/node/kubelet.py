@@ -39,6 +39,7 @@ from .objectcache import ObjectCache
 from .probes import probe_container
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
+from .secretsstore import SecretsStore, is_secrets_store
 from .status import apply_status
 from .volumes import MountError, atomic_write, volume_files
 
@@ -64,6 +65,7 @@ class Kubelet:
         self.recorder = Recorder(cluster.store, "kubelet", node)
         self.images: set[str] = set()  # images pulled on this node
         self.pull_backoff: dict[str, tuple[float, float]] = {}  # pod uid + image -> (back-off, since)
+        self.csi = SecretsStore(self)  # the Secrets Store CSI Driver's node plugin
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -72,6 +74,7 @@ class Kubelet:
     async def shutdown(self) -> None:
         if self._sync_task:
             self._sync_task.cancel()
+        self.csi.stop()
         await asyncio.gather(
             *(self._kill(rt, grace=0) for rt in list(self.pods.values())), return_exceptions=True
         )
@@ -125,13 +128,17 @@ class Kubelet:
         try:
             if knobs.pod_start_delay:
                 await asyncio.sleep(knobs.pod_start_delay)
+            delay = 0.5  # nestedpendingoperations: 500 ms doubling up to 2m2s (Knobs.mount_backoff_max)
             while not rt.stopping:
                 try:
                     self._setup_volumes(rt)
                     break
                 except MountError as e:
                     self._set_waiting_all(rt, "ContainerCreating", str(e))
-                    await asyncio.sleep(1.0)
+                    why = f'MountVolume.SetUp failed for volume "{e.volume}" : {e}'
+                    self.recorder.event(container_ref(rt.pod), "Warning", "FailedMount", why)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, knobs.mount_backoff_max)
             while not rt.stopping:
                 try:
                     await self._ensure_sandbox(rt)
@@ -235,9 +242,15 @@ class Kubelet:
         for v in rt.pod["spec"].get("volumes") or []:
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
-            files = volume_files(self.cache, rt.pod, v)
-            if files is not None:
-                atomic_write(d, files)
+            try:
+                files = volume_files(self.cache, rt.pod, v)
+                if files is not None:
+                    atomic_write(d, files)
+                elif is_secrets_store(v):
+                    self.csi.mount(rt, v, d)
+            except MountError as e:
+                e.volume = v["name"]
+                raise
             rt.volumes[v["name"]] = d
 
     # -- containers (pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer) -----------

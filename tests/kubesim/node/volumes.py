@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class MountError(Exception):
     """A volume cannot be set up: the pod stays in ContainerCreating."""
 
+    volume = ""  # the volume's name, for the FailedMount event
+
 
 def volume_files(cache: ObjectCache, pod: Obj, vol: Obj) -> dict[str, tuple[bytes, int]] | None:
     """The files a volume holds now, as the kubelet would project them; None for plain dirs."""
