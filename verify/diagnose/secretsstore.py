@@ -145,7 +145,11 @@ def _env_cause(
 ) -> tuple[tuple[str, str, str], str]:
     via = f"secret {secret} (synced by secretproviderclass {cls.name})"
     mount = csi.mounts.get((pod, cls.name))
-    listed = f"; its pod status lists {', '.join(mount.objects) or 'no objects'}" if mount else ""
+    listed = ""
+    if mount is not None and any(i.rpartition("/")[2] == obj for i in mount.objects):
+        listed = f"; the driver's rotation has since mounted {obj} and synced it, but never into env"
+    elif mount is not None:
+        listed = f"; its SecretProviderClassPodStatus lists only {', '.join(mount.objects) or 'no objects'}"
     if status is CheckStatus.MISMATCH:
         return (
             ("rotation", cls.name, secret),
