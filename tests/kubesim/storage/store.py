@@ -139,6 +139,8 @@ class Store:
         meta["creationTimestamp"] = now_rfc3339()
         if res.kind in _GENERATION_KINDS or isinstance(res, CustomResource):
             meta["generation"] = 1
+        if isinstance(res, CustomResource) and "status" in res.subresources:
+            obj.pop("status", None)  # PrepareForCreate: status is written through /status only
         if res.kind in _EMPTY_STATUS:
             obj["status"] = copy.deepcopy(_EMPTY_STATUS[res.kind])
         if res.kind == "DaemonSet":
@@ -184,10 +186,12 @@ class Store:
             new = copy.deepcopy(cur)
             if status is not None:
                 new["status"] = status
-        elif "status" in cur and (
-            res.kind in _GENERATION_KINDS | {"Pod"}
-            or (isinstance(res, CustomResource) and "status" in res.subresources)
-        ):
+        elif isinstance(res, CustomResource) and "status" in res.subresources:
+            # customresource/strategy.go PrepareForUpdate: status is the stored one, or none
+            new.pop("status", None)
+            if "status" in cur:
+                new["status"] = copy.deepcopy(cur["status"])
+        elif "status" in cur and res.kind in _GENERATION_KINDS | {"Pod"}:
             # The main resource ignores status changes (status subresource semantics).
             new["status"] = copy.deepcopy(cur["status"])
         if (res.kind == "ConfigMap" or res.kind == "Secret") and cur.get("immutable"):

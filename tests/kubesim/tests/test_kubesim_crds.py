@@ -167,6 +167,79 @@ def test_deleting_the_crd_stops_serving_its_kind_and_removes_its_objects(
     res = kubectl.run("get", "secretproviderclass", check=False)
     # with discovery cached from before the delete, kubectl's list meets the 404 itself
     assert res.returncode != 0
-    assert "could not find the requested resource" in res.stderr or "doesn't have a resource type" in res.stderr
+    assert (
+        "could not find the requested resource" in res.stderr or "doesn't have a resource type" in res.stderr
+    )
     kubectl("apply", "-f", str(MANIFESTS / "secrets-store.csi.x-k8s.io_secretproviderclasses.yaml"))
     assert kubectl("get", "secretproviderclass", "-o", "name") == ""
+
+
+WIDGETS = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget, shortNames: [wdg], categories: [all]}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+"""
+
+
+def test_a_cluster_scoped_kind_prints_its_columns_and_keeps_status_apart(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", "-", input=WIDGETS)
+    kubectl("wait", "--for", "condition=established", "--timeout", "30s", "crd/widgets.example.com")
+    kubectl(
+        "apply",
+        "-f",
+        "-",
+        input="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n",
+    )
+    header, row = kubectl("get", "wdg").splitlines()
+    assert header.split() == ["NAME", "SIZE", "PHASE", "AGE"]
+    assert row.split()[:2] == ["w1", "3"]
+    # the status subresource: the main resource ignores status, /status writes only it
+    kubectl("patch", "widget", "w1", "--type", "merge", "-p", '{"status": {"phase": "Ignored"}}')
+    assert "Ignored" not in kubectl("get", "widget", "w1", "-o", "json")
+    kubectl(
+        "patch",
+        "widget",
+        "w1",
+        "--subresource",
+        "status",
+        "--type",
+        "merge",
+        "-p",
+        '{"status": {"phase": "Ready"}}',
+    )
+    got = json.loads(kubectl("get", "widget", "w1", "-o", "json"))
+    assert got["status"] == {"phase": "Ready"} and got["metadata"]["generation"] == 1
+    assert "Ready" in kubectl("get", "widgets")
+    assert "widget.example.com/w1" in kubectl("get", "all", "-o", "name")
+    bad = kubectl.run(
+        "apply",
+        "-f",
+        "-",
+        input="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\nspec: {size: big}\n",
+        check=False,
+    )
+    assert bad.returncode != 0 and 'spec.size in body must be of type integer: "string"' in bad.stderr
