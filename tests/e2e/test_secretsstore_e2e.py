@@ -151,3 +151,41 @@ def test_without_the_class_rbac_env_is_still_verified_and_the_gap_said_once(
     checks = _checks(out.report["workloads"][0]["attempts"][0])  # type: ignore[index]
     assert {c["target"] for c in checks} >= {"DB_URL"}
     assert not [c for c in checks if c["type"] == "file"]
+
+
+def test_a_rollout_waiting_for_its_class_names_the_drivers_failedmount_then_passes_once_it_exists(
+    cluster: Cluster, k: sss.Kubectl, kubeconfig: str, tmp_path: Path
+) -> None:
+    import threading
+
+    sss.install(k, DB_URL="postgres://db/web")
+    k.apply(sss.web("1"))  # Helm's order: the Deployment, and the class only 25 s later
+    later = threading.Timer(25.0, lambda: k.apply(sss.provider_class(["DB_URL"])))
+    later.start()
+    try:
+        out = run_verify("--deployment", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    finally:
+        later.join()
+    assert out.code == 0, out.everything
+    # the "still waiting" line names what holds the pods back: the kubelet's FailedMount event
+    # (their ContainerCreating carries no message, as on a real node)
+    assert (
+        'ContainerCreating: MountVolume.SetUp failed for volume "secrets-store-inline" : rpc error: code = '
+        "Unknown desc = failed to get secretproviderclass default/web-kv" in out.stderr
+    ), out.stderr
+    files = {c["target"] for c in _checks(out.report["workloads"][0]["attempts"][0]) if c["type"] == "file"}  # type: ignore[index]
+    assert files == {f"{sss.MOUNT}/DB_URL"}
+
+
+def test_a_rollout_whose_class_never_comes_fails_with_the_drivers_message(
+    cluster: Cluster, k: sss.Kubectl, kubeconfig: str, tmp_path: Path
+) -> None:
+    sss.install(k, DB_URL="postgres://db/web")
+    k.apply(sss.web("1"))
+    out = run_verify("--deployment", "web", "--timeout", "15s", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    assert "failed to get secretproviderclass default/web-kv, error: " in out.stdout
+    assert 'secretproviderclasses.secrets-store.csi.x-k8s.io \\"web-kv\\" not found' in out.stdout or (
+        'secretproviderclasses.secrets-store.csi.x-k8s.io "web-kv" not found' in out.stdout
+    )
+    assert cluster.requests[("patch", "deployments")] == 0

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verify import errors
+from verify.diagnose.rollout import creating_silently
 from verify.flow.csi import GROUP_VERSION
 from verify.flow.derive import Ref
 from verify.flow.selection import (
@@ -120,6 +121,26 @@ class Lookup:
             f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector
         )["items"]
         return items
+
+    def mount_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """Pod name -> the last FailedMount event's message, for pods waiting in ContainerCreating
+        without a word (the kubelet says why only in events); {} when events cannot be read."""
+        if not any(creating_silently(p) for p in pods):
+            return {}
+        try:
+            found = self.api.get(
+                f"/api/v1/namespaces/{self.namespace}/events",
+                fieldSelector="involvedObject.kind=Pod,reason=FailedMount",
+            )["items"]
+        except errors.VerifyError:
+            return {}  # a courtesy: never the reason a run fails
+        latest: dict[str, tuple[str, str]] = {}
+        for ev in found:
+            pod = objects.text(objects.mapping(ev, "involvedObject"), "name")
+            when = objects.text(ev, "lastTimestamp") or objects.text(ev, "eventTime")
+            if pod not in latest or when >= latest[pod][0]:
+                latest[pod] = (when, objects.text(ev, "message"))
+        return {pod: message for pod, (_, message) in latest.items()}
 
     def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
         """The pods of the workload's current revision. The revision's owners are listed first

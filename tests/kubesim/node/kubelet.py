@@ -134,7 +134,9 @@ class Kubelet:
                     self._setup_volumes(rt)
                     break
                 except MountError as e:
-                    self._set_waiting_all(rt, "ContainerCreating", str(e))
+                    # the kubelet says why only in the event: ContainerCreating carries no message
+                    # (kubelet_pods.go convertToAPIContainerStatuses' default waiting state)
+                    self._set_waiting_all(rt, "ContainerCreating", "")
                     why = f'MountVolume.SetUp failed for volume "{e.volume}" : {e}'
                     self.recorder.event(container_ref(rt.pod), "Warning", "FailedMount", why)
                     await asyncio.sleep(delay)
