@@ -6,7 +6,10 @@ rotation, refuses to restart without the class, and degrades without the class's
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,8 +104,6 @@ def test_rotation_changes_files_and_secret_but_not_env_and_rollout_verify_says_s
 
 
 def _secret_value(k: sss.Kubectl, key: str) -> str:
-    import base64
-
     data = json.loads(k("get", "secret", "web-secrets", "-o", "json"))["data"]
     return base64.b64decode(data[key]).decode()
 
@@ -156,8 +157,6 @@ def test_without_the_class_rbac_env_is_still_verified_and_the_gap_said_once(
 def test_a_rollout_waiting_for_its_class_names_the_drivers_failedmount_then_passes_once_it_exists(
     cluster: Cluster, k: sss.Kubectl, kubeconfig: str, tmp_path: Path
 ) -> None:
-    import threading
-
     sss.install(k, DB_URL="postgres://db/web")
     k.apply(sss.web("1"))  # Helm's order: the Deployment, and the class only 25 s later
     later = threading.Timer(25.0, lambda: k.apply(sss.provider_class(["DB_URL"])))
@@ -189,3 +188,41 @@ def test_a_rollout_whose_class_never_comes_fails_with_the_drivers_message(
         'secretproviderclasses.secrets-store.csi.x-k8s.io "web-kv" not found' in out.stdout
     )
     assert cluster.requests[("patch", "deployments")] == 0
+
+
+def test_without_rotation_the_pod_that_mounted_the_old_class_misses_the_file_and_a_restart_remounts_it(
+    cluster: Cluster, k: sss.Kubectl, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.knobs.secrets_store_rotation = False  # the driver's default: nothing remounts
+    sss.install(k, DB_URL="postgres://db/web", FEATURE_CREDENTIAL=PLANTED)
+    sss.release_one(k)
+    old = {p["metadata"]["name"] for p in sss.pods(k)}
+    k.apply(sss.web("2", ready_after=4))
+    sss.wait(
+        lambda: any(p["metadata"]["name"] not in old and sss.running(p) for p in sss.pods(k)), "a new pod"
+    )
+    stale = next(p["metadata"]["name"] for p in sss.pods(k) if p["metadata"]["name"] not in old)
+    time.sleep(1.5)
+    k.apply(sss.provider_class(["DB_URL", "FEATURE_CREDENTIAL"]))
+    k("rollout", "status", "deployment/web", "--timeout=120s")
+    assert sss.synced(k) == {"DB_URL"}  # created once at the first mount, never updated there
+    cluster.reset_counts()
+
+    out = run_verify("--deployment", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    assert cluster.requests[("patch", "deployments")] == 1
+    first = out.report["workloads"][0]["attempts"][0]  # type: ignore[index]
+    failing = [
+        (p["name"], c["target"])
+        for p in first["pods"]
+        for ct in p["containers"]
+        for c in ct["checks"]
+        if c["status"] != "ok"
+    ]
+    assert failing == [(stale, f"{sss.MOUNT}/FEATURE_CREDENTIAL")]
+    diag = " ".join(first["diagnosis"])
+    assert f"pod {stale} (" in diag
+    assert (
+        "mounted SecretProviderClass web-kv before it listed FEATURE_CREDENTIAL, and nothing remounted it"
+        in diag
+    )

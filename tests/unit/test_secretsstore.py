@@ -130,7 +130,7 @@ def _verdict(status: CheckStatus = CheckStatus.MISSING) -> AttemptVerdict:
     return AttemptVerdict("2", (PodVerdict("web-1", "node-1", (ContainerVerdict("app", (check,)),)),))
 
 
-def _csi(created: str, changed: str, objects: tuple[str, ...] = ("secret/DB_URL",)) -> CsiFacts:
+def _csi(created: str, changed: str, objects: tuple[str, ...] = ("secret/DB_URL (version 812)",)) -> CsiFacts:
     cls = ClassFacts(
         "web-kv", created, changed, 2, (("web-secrets", "FEATURE_CREDENTIAL", "FEATURE_CREDENTIAL"),)
     )
@@ -156,7 +156,15 @@ def test_the_diagnosis_names_the_pod_the_class_and_the_helm_ordering() -> None:
         in line
     )
     assert "Helm applies Deployments before custom kinds" in line and "a restart remounts it" in line
-    assert "its SecretProviderClassPodStatus lists only secret/DB_URL" in line
+    assert "its SecretProviderClassPodStatus lists only secret/DB_URL (version 812)" in line
+    rotated = explain(
+        workload="w", verdict=_verdict(), expectations={"app": ENV},
+        csi=_csi("2026-12-04T10:00:00Z", "2026-12-04T10:00:24Z", ("secret/FEATURE_CREDENTIAL (version 9)",)),
+    )[0][0]  # fmt: skip
+    assert (
+        "the driver's rotation has since mounted FEATURE_CREDENTIAL and synced it, but never into env"
+        in rotated
+    )
 
 
 def test_the_diagnosis_tells_a_class_created_late_from_rotation_and_a_late_secret() -> None:

@@ -34,7 +34,7 @@ class PodMount:
     """What one pod's SecretProviderClassPodStatus recorded for one class."""
 
     mounted: str  # when the status was created (the first mount), RFC 3339
-    objects: tuple[str, ...] = ()  # ids, e.g. "secret/DB_URL"
+    objects: tuple[str, ...] = ()  # ids with their versions, e.g. "secret/DB_URL (version 1234)"
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _env_cause(
     via = f"secret {secret} (synced by secretproviderclass {cls.name})"
     mount = csi.mounts.get((pod, cls.name))
     listed = ""
-    if mount is not None and any(i.rpartition("/")[2] == obj for i in mount.objects):
+    if mount is not None and any(i.partition(" ")[0].rpartition("/")[2] == obj for i in mount.objects):
         listed = f"; the driver's rotation has since mounted {obj} and synced it, but never into env"
     elif mount is not None:
         listed = f"; its SecretProviderClassPodStatus lists only {', '.join(mount.objects) or 'no objects'}"

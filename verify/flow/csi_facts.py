@@ -52,7 +52,10 @@ def csi_facts(
     for st in statuses or []:
         status = objects.mapping(st, "status")
         key = (objects.text(status, "podName"), objects.text(status, "secretProviderClassName"))
-        ids = tuple(objects.text(o, "id") for o in objects.maps(status, "objects"))
+        ids = tuple(
+            objects.text(o, "id") + (f" (version {v})" if (v := objects.text(o, "version")) else "")
+            for o in objects.maps(status, "objects")
+        )
         mounts[key] = PodMount(objects.text(objects.mapping(st, "metadata"), "creationTimestamp"), ids)
     return CsiFacts(
         classes={n: _class(n, spc) for n, spc in classes.items() if spc is not None},
