@@ -112,7 +112,11 @@ class SecretsStore:
         atomic_write(d, files)
         self._record(rt, vol["name"], spc, versions)
         self.mounted[(rt.uid, vol["name"])] = (rt, vol, d)
-        self._sync_secrets(rt, spc, files)
+        delay = self.knobs.secret_sync_delay
+        if delay > 0:  # the sync controller reacts to the pod status a moment later
+            asyncio.get_running_loop().call_later(delay, self._sync_secrets, rt, spc, files)
+        else:
+            self._sync_secrets(rt, spc, files)
         if self.knobs.secrets_store_rotation and self._rotation is None:
             self._rotation = asyncio.get_running_loop().create_task(self._rotate_loop())
 

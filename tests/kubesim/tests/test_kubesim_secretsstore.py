@@ -188,3 +188,24 @@ def test_deleting_the_pods_deletes_their_statuses_and_then_the_synced_secret(
     cluster.wait_for(
         lambda: kubectl.run("get", "secret", "web-secrets", check=False).returncode != 0, timeout=30
     )
+
+
+def test_env_from_a_secret_synced_after_the_mount_waits_in_create_container_config_error(
+    kubectl: Kubectl, cluster: Cluster
+) -> None:
+    cluster.knobs.secret_sync_delay = 3.0  # the sync controller is slower than the kubelet here
+    _setup(kubectl)
+    kubectl("apply", "-f", "-", input=CLASS)
+    kubectl("apply", "-f", "-", input=DEPLOYMENT.replace("replicas: 2", "replicas: 1"))
+    cluster.wait_for(
+        lambda: "CreateContainerConfigError" in kubectl("get", "pods", "-l", "app=web"),
+        what="CreateContainerConfigError",
+    )
+    pod = _pods(kubectl)[0]["metadata"]["name"]  # type: ignore[index]
+    messages = kubectl(
+        "get", "events", "--field-selector", f"involvedObject.name={pod},reason=Failed",
+        "-o", "jsonpath={.items[*].message}",
+    )  # fmt: skip
+    assert 'Error: secret "web-secrets" not found' in messages  # then the kubelet retries
+    cluster.wait_rollout("web", timeout=90)
+    assert kubectl("exec", pod, "--", "printenv", "DB_URL").strip() == "postgres://db-one"
