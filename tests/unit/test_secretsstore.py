@@ -146,7 +146,7 @@ def test_the_diagnosis_names_the_pod_the_class_and_the_helm_ordering() -> None:
         workload="deployment web", verdict=_verdict(), expectations={"app": ENV},
         csi=_csi("2026-12-04T10:00:00Z", "2026-12-04T10:00:24Z"),
     )  # fmt: skip
-    assert covered == {("secret", "web-secrets")}
+    assert covered == {("secret", "web-secrets", "FEATURE_CREDENTIAL")}
     (line,) = lines
     assert line.startswith(
         "deployment web: pod web-1 (node-1) (FEATURE_CREDENTIAL): mounted SecretProviderClass"

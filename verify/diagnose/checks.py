@@ -81,10 +81,10 @@ def diagnose(
     workload: str,
     verdict: AttemptVerdict,
     expectations: Expectations | Mapping[str, Expectations],
-    explained: Set[tuple[str, str]] = frozenset(),
+    explained: Set[tuple[str, str, str]] = frozenset(),
 ) -> list[str]:
-    """One line per (cause, source object), naming the nodes and the fix; sources in `explained`
-    (kind, name) have their env lines said better elsewhere (diagnose.secretsstore)."""
+    """One line per (cause, source object), naming the nodes and the fix; env keys in `explained`
+    (source kind, source name, key) are said better elsewhere (diagnose.secretsstore)."""
     groups: dict[tuple[str, str, str], _Group] = {}
     for pod in verdict.pods:
         for c in pod.containers:
@@ -119,7 +119,7 @@ def diagnose(
                 else:
                     v = values.get(check.subject)
                     src = v.source if v is not None else env_sources.get(check.subject)
-                    if src is None or (src.kind, src.name) in explained:
+                    if src is None or (src.kind, src.name, check.subject) in explained:
                         continue
                     if src.immutable and check.status is CheckStatus.MISMATCH:
                         cat = "immutable-released" if check.restart_can_fix else "immutable"

@@ -89,11 +89,11 @@ def explain(
     verdict: AttemptVerdict,
     expectations: Expectations | Mapping[str, Expectations],
     csi: CsiFacts,
-) -> tuple[list[str], set[tuple[str, str]]]:
-    """Lines naming the pod, the class and the ordering; and the (kind, name) sources they
-    explain, whose generic lines they replace."""
+) -> tuple[list[str], set[tuple[str, str, str]]]:
+    """Lines naming the pod, the class and the ordering; and the env keys they explain as
+    (source kind, source name, key), whose generic lines they replace."""
     groups: dict[tuple[str, str, str], _Group] = {}
-    covered: set[tuple[str, str]] = set()
+    covered: set[tuple[str, str, str]] = set()
     for pod in verdict.pods:
         started = csi.started.get(pod.name, "")
         for c in pod.containers:
@@ -124,7 +124,7 @@ def explain(
                     if found is None:
                         continue
                     cls, obj = found
-                    covered.add(("secret", src.name))
+                    covered.add(("secret", src.name, check.subject))
                     key, text = _env_cause(csi, cls, obj, src.name, check.status, pod.name, started)
                 g = groups.setdefault(key, _Group(text))
                 g.pods[pod.name] = pod.node

@@ -116,7 +116,7 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
     )
     verdict = assess(verdict=verdict, expectations=expectations, facts=facts)
     lines: list[str] = []
-    explained: set[tuple[str, str]] = set()
+    explained: set[tuple[str, str, str]] = set()
     if facts.csi is not None:
         lines, explained = explain(
             workload=state.label, verdict=verdict, expectations=expectations, csi=facts.csi
