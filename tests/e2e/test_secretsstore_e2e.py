@@ -226,3 +226,32 @@ def test_without_rotation_the_pod_that_mounted_the_old_class_misses_the_file_and
         "mounted SecretProviderClass web-kv before it listed FEATURE_CREDENTIAL, and nothing remounted it"
         in diag
     )
+
+
+def test_without_rbac_on_the_synced_secret_the_csi_files_are_checked_by_presence(
+    cluster: Cluster, k: sss.Kubectl, tmp_path: Path
+) -> None:
+    sss.install(k, DB_URL="postgres://db/web")
+    files_only = sss.web("1")
+    del files_only["spec"]["template"]["spec"]["containers"][0]["envFrom"]  # the app reads the files
+    k.apply(sss.provider_class(["DB_URL"]), files_only)
+    k("rollout", "status", "deployment/web", "--timeout=90s")
+    docs = [d for d in yaml.safe_load_all((REPO / "examples" / "rbac.yaml").read_text()) if d]
+    role = next(d for d in docs if d["kind"] == "Role")
+    role["rules"] = [r for r in role["rules"] if r["resources"] not in (["secrets"], ["configmaps"])]
+    k.apply(*docs)
+    config = cluster.kubeconfig(
+        token=cluster.serviceaccount_token("default", "rollout-verify"), user="rollout-verify"
+    )
+
+    out = run_verify(
+        "--deployment", "web", kubeconfig=str(tmp_path / "none"), tmp_path=tmp_path,
+        env={"VERIFY_KUBECONFIG_DATA": config},
+    )  # fmt: skip
+    assert out.code == 0, out.everything
+    said = "cannot read secret web-secrets (no permission: `get secrets/web-secrets`)"
+    assert out.stderr.count(said) == 1 and "checked by presence only" in out.stderr, out.stderr
+    checks = _checks(out.report["workloads"][0]["attempts"][0])  # type: ignore[index]
+    assert {(c["type"], c["target"], c["status"]) for c in checks if c["type"] == "file"} == {
+        ("file", f"{sss.MOUNT}/DB_URL", "ok")
+    }
