@@ -75,6 +75,9 @@ class ExpectedFile:
     source: Source | None = None
     subpath: bool = False  # a subPath mount: never refreshed by the kubelet
     volume: bool = False  # projected by a configMap/secret volume (refreshes every sync period)
+    # mounted by the Secrets Store CSI driver from this SecretProviderClass (flow/csi.py); an
+    # empty sha256 then asks only that the file exists
+    provider_class: str = ""
 
 
 @dataclass(frozen=True)

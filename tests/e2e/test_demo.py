@@ -8,14 +8,25 @@ import sys
 from tests.support.helpers import REPO
 
 
-def test_demo_finds_the_stale_pod_restarts_once_and_passes() -> None:
+def test_demo_reproduces_the_seed_with_the_csi_stack_restarts_once_and_passes() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.support.demo"], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tests.support.demo"], cwd=REPO, capture_output=True, text=True, timeout=300
     )
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text
+    # Helm's order: the pods wait for their SecretProviderClass with the driver's message
+    assert "ContainerCreating" in text
+    assert (
+        'MountVolume.SetUp failed for volume "secrets-store-inline" : rpc error: code = Unknown desc = '
+        "failed to get secretproviderclass default/web-kv" in text
+    )
+    assert "secretproviderclass.secrets-store.csi.x-k8s.io/web-kv" in text
+    assert "secretproviderclasspodstatus.secrets-store.csi.x-k8s.io/web-" in text
+    assert text.count(": missing") == 1 and text.count(": present") == 1  # the seed's own loop
     assert "http 8080/config answered HTTP 503, expected 200" in text
     assert "lacks env FEATURE_CREDENTIAL" in text
+    assert "mounted SecretProviderClass web-kv before it listed FEATURE_CREDENTIAL" in text
+    assert "Helm applies Deployments before custom kinds" in text
     assert "PASSED deployment web: 2 pods verified after 1 restart; daemonset agent: 2 pods verified" in text
     assert "restarts issued by rollout-verify: 1" in text
     assert 'deployment "web" successfully rolled out' in text  # the real kubectl said so first

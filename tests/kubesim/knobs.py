@@ -17,6 +17,14 @@ class Knobs:
     exec_command_after_latency: bool = False
     pod_start_delay: float = 0.0
     sync_period: float = 60.0  # kubelet configMap/secret volume refresh
+    # a failed volume mount is retried after 0.5 s, doubling up to this (the kubelet's 2m2s)
+    mount_backoff_max: float = 122.0
+    # the Secrets Store CSI Driver's --enable-secret-rotation and --rotation-poll-interval (2 m)
+    secrets_store_rotation: bool = False
+    rotation_poll_interval: float = 120.0
+    # seconds between a mount and the driver's sync controller creating its secretObjects Secrets
+    # (a separate controller on a real node: containers may start first); 0: within the mount
+    secret_sync_delay: float = 0.0
     # Watches and lists (storage/history.py). The watch cache keeps per resource type at least
     # `watch_cache_size` events and every event younger than `watch_cache_fresh` seconds
     # (upstream cacher/watch_cache_history.go: 100 and 75 s); a watch from before that window is

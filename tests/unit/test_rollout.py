@@ -354,3 +354,22 @@ def _status_pod(name: str, node: str, status: dict[str, Any]) -> dict[str, Any]:
 )
 def test_waiting_reasons_explain_unready_pods(p: dict[str, Any], lines: list[str]) -> None:
     assert waiting_reasons(pods=[p]) == lines
+
+
+def test_a_pod_creating_without_a_word_is_explained_by_its_failedmount_event() -> None:
+    pod = {
+        "metadata": {"name": "web-1"},
+        "spec": {"nodeName": "node-1"},
+        "status": {
+            "phase": "Pending",
+            "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "ContainerCreating"}}}],
+        },
+    }
+    why = 'MountVolume.SetUp failed for volume "kv" : rpc error: code = Unknown desc = failed to get secretproviderclass default/web-kv'
+    assert waiting_reasons(pods=[pod]) == ["pod web-1 (node-1) container app: ContainerCreating"]
+    assert waiting_reasons(pods=[pod], mount_failures={"web-1": why}) == [
+        f"pod web-1 (node-1): ContainerCreating: {why}"
+    ]
+    assert waiting_reasons(pods=[pod], mount_failures={"web-2": why}) == [
+        "pod web-1 (node-1) container app: ContainerCreating"
+    ]

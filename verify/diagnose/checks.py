@@ -6,7 +6,7 @@ The point is the advice: a stale env var heals on restart, a recreated immutable
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from verify.model import AttemptVerdict, CheckStatus, Expectations, Source, expectations_for
@@ -77,9 +77,14 @@ def _message(workload: str, g: _Group) -> str:
 
 
 def diagnose(
-    *, workload: str, verdict: AttemptVerdict, expectations: Expectations | Mapping[str, Expectations]
+    *,
+    workload: str,
+    verdict: AttemptVerdict,
+    expectations: Expectations | Mapping[str, Expectations],
+    explained: Set[tuple[str, str, str]] = frozenset(),
 ) -> list[str]:
-    """One line per (cause, source object), naming the nodes and the fix."""
+    """One line per (cause, source object), naming the nodes and the fix; env keys in `explained`
+    (source kind, source name, key) are said better elsewhere (diagnose.secretsstore)."""
     groups: dict[tuple[str, str, str], _Group] = {}
     for pod in verdict.pods:
         for c in pod.containers:
@@ -114,7 +119,7 @@ def diagnose(
                 else:
                     v = values.get(check.subject)
                     src = v.source if v is not None else env_sources.get(check.subject)
-                    if src is None:
+                    if src is None or (src.kind, src.name, check.subject) in explained:
                         continue
                     if src.immutable and check.status is CheckStatus.MISMATCH:
                         cat = "immutable-released" if check.restart_can_fix else "immutable"

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from verify.diagnose.secretsstore import CsiFacts
 from verify.model import (
     AttemptVerdict,
     CheckResult,
@@ -50,6 +51,10 @@ class Facts:
     live_files: Mapping[str, Mapping[str, ExpectedFile]] = field(default_factory=dict)
     # (kind, name) -> node -> pods outside this workload that use the source there
     holders: Mapping[SourceKey, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # SecretProviderClasses the template's CSI volumes name that do not exist: a new pod would
+    # stay ContainerCreating (FailedMount), so no restart can help
+    missing_classes: tuple[str, ...] = ()
+    csi: CsiFacts | None = None  # what the Secrets Store CSI objects say, for the diagnosis
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,8 @@ def _file(
     if f is None:
         return Remedy(False, f"{path} is not an expected file")
     mounted = facts.live_files.get(container, {}).get(path)
+    if f.provider_class and mounted is not None:
+        return Remedy(True, f"a new pod mounts secretproviderclass {f.provider_class} as it is now")
     source = f.source if f.volume else mounted.source if mounted is not None else None
     if source is not None and source.immutable:
         return _cached(facts, source, pod, own)
@@ -157,6 +164,14 @@ def _check(
 ) -> CheckResult:
     if check.status is CheckStatus.OK:
         return check
+    if facts.missing_classes:
+        names = ", ".join(f"secretproviderclass {n}" for n in facts.missing_classes)
+        remedy = Remedy(
+            False,
+            f"{names} does not exist: a new pod would not mount its CSI volume (FailedMount) and would "
+            "never start, so a restart cannot help; create the class first",
+        )
+        return dataclasses.replace(check, restart_can_fix=remedy.restart_can_fix, why=remedy.why)
     if check.status is CheckStatus.UNINSPECTABLE:
         remedy = Remedy(not check.permanent, check.detail)
     elif check.type == "env":

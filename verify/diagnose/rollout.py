@@ -68,8 +68,22 @@ def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) 
     return lines
 
 
-def waiting_reasons(*, pods: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Why pods are not ready yet, one line each, so a stuck rollout explains itself."""
+def creating_silently(pod: Mapping[str, Any]) -> bool:
+    """A pod whose containers wait in ContainerCreating with no message: the kubelet says why
+    only in events (a volume it cannot mount: FailedMount)."""
+    return any(
+        text(mapping(cs, "state", "waiting"), "reason") == "ContainerCreating"
+        and not text(mapping(cs, "state", "waiting"), "message")
+        for cs in items(mapping(pod, "status"), "containerStatuses")
+        if isinstance(cs, Mapping)
+    )
+
+
+def waiting_reasons(
+    *, pods: Sequence[Mapping[str, Any]], mount_failures: Mapping[str, str] | None = None
+) -> list[str]:
+    """Why pods are not ready yet, one line each, so a stuck rollout explains itself.
+    `mount_failures`: pod name -> the kubelet's last FailedMount event message."""
     lines: list[str] = []
     for pod in pods:
         if mapping(pod, "metadata").get("deletionTimestamp"):
@@ -96,6 +110,10 @@ def waiting_reasons(*, pods: Sequence[Mapping[str, Any]]) -> list[str]:
             if text(status, "message"):
                 line += f": {_clean(text(status, 'message'))}"
             lines.append(line)
+            continue
+        failed = (mount_failures or {}).get(text(mapping(pod, "metadata"), "name"), "")
+        if failed and creating_silently(pod):
+            lines.append(f"{label}: ContainerCreating: {_clean(failed)}")
             continue
         lines.extend(_container_reasons(pod, items(status, "initContainerStatuses"), True))
         lines.extend(_container_reasons(pod, items(status, "containerStatuses"), False))

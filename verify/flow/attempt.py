@@ -11,6 +11,7 @@ from typing import Any
 
 from verify.diagnose.checks import diagnose
 from verify.diagnose.remedy import assess
+from verify.diagnose.secretsstore import explain
 from verify.flow.expect import container_expectations, resolve_http
 from verify.flow.facts import gather
 from verify.flow.judge import judge_attempt
@@ -107,11 +108,20 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
             verdict = judge(observations)
             pending = _graceable(verdict, expectations) or set()
     if verdict.ok:
+        for note in lookup.take_notes():
+            state.log(f"{state.label}: {note}")
         return verdict
     facts = gather(
         state, workload=workload, verdict=verdict, expectations=expectations, containers=containers
     )
     verdict = assess(verdict=verdict, expectations=expectations, facts=facts)
-    return dataclasses.replace(
-        verdict, diagnosis=tuple(diagnose(workload=state.label, verdict=verdict, expectations=expectations))
-    )
+    lines: list[str] = []
+    explained: set[tuple[str, str, str]] = set()
+    if facts.csi is not None:
+        lines, explained = explain(
+            workload=state.label, verdict=verdict, expectations=expectations, csi=facts.csi
+        )
+    lines += diagnose(workload=state.label, verdict=verdict, expectations=expectations, explained=explained)
+    for note in lookup.take_notes():
+        state.log(f"{state.label}: {note}")
+    return dataclasses.replace(verdict, diagnosis=tuple(lines))

@@ -17,6 +17,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from verify.flow.csi import Classes, class_name, csi_files
 from verify.kube.names import ENV_VAR_NAME, SHELL_NAME
 from verify.kube.objects import app_containers, mapping, maps, text
 from verify.model import Expectations, ExpectedEnv, ExpectedFile, Source
@@ -229,9 +230,11 @@ def derive(
     containers: Sequence[str],
     objects: Sources,
     hmac_key: bytes,
+    classes: Classes | None = None,
 ) -> dict[str, Expectations]:
     """Per container name, what the kubelet must have delivered; `objects` are the live
-    ConfigMaps/Secrets the template names (None: not found)."""
+    ConfigMaps/Secrets the template names (None: not found) and the Secrets the `classes`
+    (the live SecretProviderClasses its CSI volumes name) sync to."""
     out: dict[str, Expectations] = {}
     for c in app_containers(pod_spec):
         if containers and text(c, "name") not in containers:
@@ -239,7 +242,7 @@ def derive(
         names, values, sources = _env(c, objects, hmac_key)
         out[text(c, "name")] = Expectations(
             env=tuple(names),
-            files=tuple(_files(c, pod_spec, objects)),
+            files=(*_files(c, pod_spec, objects), *csi_files(c, pod_spec, classes or {}, objects)),
             env_values=tuple(values),
             env_sources=tuple(sources.items()),
         )
@@ -247,13 +250,13 @@ def derive(
 
 
 def _secret_volume(volume: Mapping[str, Any]) -> bool:
-    if "secret" in volume:
+    if "secret" in volume or class_name(volume):  # a Secrets Store CSI volume holds secrets too
         return True
     return any("secret" in s for s in maps(mapping(volume, "projected"), "sources"))
 
 
 def _volume_kind(volume: Mapping[str, Any]) -> str:
-    """"secret" for any volume holding a Secret's data, "configmap" for a configMap volume or a
+    """ "secret" for any volume holding a Secret's data, "configmap" for a configMap volume or a
     projected one of configMap sources only, "other" for anything else (emptyDir, hostPath...)."""
     if _secret_volume(volume):
         return "secret"

@@ -8,11 +8,12 @@ import base64
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from verify.config.job import TargetPlan
-from verify.errors import SourceMissing
+from verify.errors import Forbidden, SourceMissing
+from verify.flow import csi
 from verify.flow.derive import Ref, derive, mark_secret_files, referenced_objects
 from verify.flow.lookup import Lookup
 from verify.kube import objects
@@ -95,10 +96,35 @@ def container_expectations(
     sources: dict[Ref, dict[str, Any] | None] = {}
     for kind, name in sorted(referenced_objects(pod_spec=pod_spec)):
         sources[(kind, name)] = lookup.source(kind, name)
-    derived = derive(pod_spec=pod_spec, containers=names, objects=sources, hmac_key=hmac_key)
+    classes = read_classes(lookup, pod_spec=pod_spec, sources=sources)
+    derived = derive(pod_spec=pod_spec, containers=names, objects=sources, hmac_key=hmac_key, classes=classes)
     return {
         n: mark_secret_files(
             expectations=derived.get(n, Expectations()).merged(explicit), pod_spec=pod_spec, container=n
         )
         for n in names
     }
+
+
+def read_classes(
+    lookup: Lookup, *, pod_spec: Mapping[str, Any], sources: MutableMapping[Ref, Any]
+) -> dict[str, dict[str, Any] | None]:
+    """The SecretProviderClasses the template's CSI volumes name, and (into `sources`) the
+    Secrets they sync; a synced Secret RBAC withholds leaves its files checked by presence."""
+    classes: dict[str, dict[str, Any] | None] = {}
+    for name in sorted(csi.classes_of(pod_spec)):
+        spc = lookup.provider_class(name)
+        if spc is None and name in lookup.classes_denied:
+            continue
+        classes[name] = spc
+        for secret in sorted(csi.synced_secrets(spc or {})):
+            if ("secret", secret) in sources:
+                continue
+            try:
+                sources[("secret", secret)] = lookup.source("secret", secret)
+            except Forbidden:
+                lookup.note(
+                    f"cannot read secret {secret} (no permission: `get secrets/{secret}`): the files "
+                    f"secretproviderclass {name} syncs to it are checked by presence only"
+                )
+    return classes

@@ -10,7 +10,9 @@ from typing import Any
 
 from verify import errors
 from verify.diagnose.remedy import Facts, SourceKey
+from verify.flow.csi_facts import csi_facts
 from verify.flow.derive import Ref, derive, referenced_objects
+from verify.flow.expect import read_classes
 from verify.flow.state import WorkloadState
 from verify.kube import objects
 from verify.model import AttemptVerdict, CheckStatus, Expectations, Source
@@ -80,7 +82,8 @@ def gather(
             plural = "configmaps" if ref[0] == "configmap" else "secrets"
             unreadable.append(f"{ref[0]} {ref[1]} (no permission: `get {plural}/{ref[1]}`)")
     key = state.context.inspector.run_key.key
-    derived = derive(pod_spec=pod_spec, containers=containers, objects=sources, hmac_key=key)
+    classes = read_classes(lookup, pod_spec=pod_spec, sources=sources)
+    derived = derive(pod_spec=pod_spec, containers=containers, objects=sources, hmac_key=key, classes=classes)
     strategy, surge = _strategy(kind, workload)
     holders: dict[SourceKey, dict[str, frozenset[str]]] = {}
     immutable = _immutable_failing(verdict, expectations, derived)
@@ -96,4 +99,6 @@ def gather(
         unreadable=tuple(unreadable),
         live_files={c: {f.path: f for f in e.files} for c, e in derived.items()},
         holders=holders,
+        missing_classes=tuple(sorted(n for n, spc in classes.items() if spc is None)),
+        csi=csi_facts(lookup, workload=workload, classes=classes) if classes else None,
     )

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from verify import errors
+from verify.diagnose.rollout import creating_silently
+from verify.flow.csi import GROUP_VERSION
 from verify.flow.derive import Ref
 from verify.flow.selection import (
     PodSelection,
@@ -30,10 +32,68 @@ class Lookup:
         self.namespace = namespace
         # ConfigMaps/Secrets read in this attempt (None: not found), each once
         self.sources: dict[Ref, dict[str, Any] | None] = {}
+        # SecretProviderClasses read in this attempt (None: not found), and those RBAC withholds
+        self.classes: dict[str, dict[str, Any] | None] = {}
+        self.classes_denied: set[str] = set()
+        self._notes: list[str] = []
+        self._said: set[str] = set()
 
     def new_attempt(self) -> None:
         """Forget the sources read so far: the next attempt judges against their new versions."""
         self.sources.clear()
+        self.classes.clear()
+        self.classes_denied.clear()
+
+    def note(self, line: str) -> None:
+        """Something the run could not read and works around: said once per run."""
+        if line not in self._said:
+            self._said.add(line)
+            self._notes.append(line)
+
+    def take_notes(self) -> list[str]:
+        out, self._notes = self._notes, []
+        return out
+
+    def provider_class(self, name: str) -> dict[str, Any] | None:
+        """A SecretProviderClass, read once per attempt; None when it does not exist or RBAC
+        withholds it (then named in `classes_denied`, and said once)."""
+        if name in self.classes or name in self.classes_denied:
+            return self.classes.get(name)
+        obj: dict[str, Any] | None
+        try:
+            obj = self.api.get(
+                f"/apis/{GROUP_VERSION}/namespaces/{self.namespace}/secretproviderclasses/{name}"
+            )
+        except errors.NotFound:
+            obj = None  # no such class, or no such kind (the driver's CRDs are not installed)
+        except errors.Forbidden:
+            self.classes_denied.add(name)
+            self.note(
+                f"cannot read secretproviderclass {name} (no permission: `get "
+                "secretproviderclasses.secrets-store.csi.x-k8s.io`): the files of its CSI volumes "
+                "are not checked; env from the Secrets it syncs still is"
+            )
+            return None
+        self.classes[name] = obj
+        return obj
+
+    def class_pod_statuses(self) -> list[dict[str, Any]] | None:
+        """The namespace's SecretProviderClassPodStatus objects (which pod mounted which class
+        and object versions); None when they cannot be read (said once)."""
+        try:
+            items: list[dict[str, Any]] = self.api.get(
+                f"/apis/{GROUP_VERSION}/namespaces/{self.namespace}/secretproviderclasspodstatuses"
+            )["items"]
+        except errors.NotFound:
+            return []
+        except errors.Forbidden:
+            self.note(
+                "cannot list secretproviderclasspodstatuses (no permission: `list "
+                "secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io`): the diagnosis cannot "
+                "say which object versions each pod mounted"
+            )
+            return None
+        return items
 
     def source(self, kind: str, name: str) -> dict[str, Any] | None:
         """A ConfigMap/Secret, read once per attempt however many expectations name it."""
@@ -62,6 +122,26 @@ class Lookup:
         )["items"]
         return items
 
+    def mount_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """Pod name -> the last FailedMount event's message, for pods waiting in ContainerCreating
+        without a word (the kubelet says why only in events); {} when events cannot be read."""
+        if not any(creating_silently(p) for p in pods):
+            return {}
+        try:
+            found = self.api.get(
+                f"/api/v1/namespaces/{self.namespace}/events",
+                fieldSelector="involvedObject.kind=Pod,reason=FailedMount",
+            )["items"]
+        except errors.VerifyError:
+            return {}  # a courtesy: never the reason a run fails
+        latest: dict[str, tuple[str, str]] = {}
+        for ev in found:
+            pod = objects.text(objects.mapping(ev, "involvedObject"), "name")
+            when = objects.text(ev, "lastTimestamp") or objects.text(ev, "eventTime")
+            if pod not in latest or when >= latest[pod][0]:
+                latest[pod] = (when, objects.text(ev, "message"))
+        return {pod: message for pod, (_, message) in latest.items()}
+
     def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
         """The pods of the workload's current revision. The revision's owners are listed first
         (ReplicaSets or ControllerRevisions), then its pods: a pod created in between belongs to a
@@ -72,9 +152,9 @@ class Lookup:
                 statefulset=workload, pods=self.pods(selector=sel), containers=containers
             )
         if kind == "daemonset":
-            revisions = self.api.get(
-                f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel
-            )["items"]
+            revisions = self.api.get(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)[
+                "items"
+            ]
             return select_daemonset_pods(
                 daemonset=workload, revisions=revisions, pods=self.pods(selector=sel), containers=containers
             )

@@ -10,11 +10,13 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ..storage.crds import CustomResource
 from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.selection import labels_match, selector_from_match
 from ..storage.store import Obj
 from .claims import default_claim
+from .customresources import check_types
 from .pod_defaults import default_pod_spec
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ def prepare(res: Resource, obj: Obj) -> None:
     """Apiserver-side defaulting and validation that kubesim's clients rely on."""
     kind = res.kind
     name = obj.get("metadata", {}).get("name", "")
+    if isinstance(res, CustomResource):
+        check_types(res, obj)
     if kind == "Secret":
         data = dict(obj.get("data") or {})
         for k, v in (obj.pop("stringData", None) or {}).items():

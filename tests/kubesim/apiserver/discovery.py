@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from aiohttp import web
 
+from ..storage.crds import CustomKinds
 from ..storage.errors import ApiError
 from ..storage.resources import api_group_list, resource_list, served
+from .customresources import groups, openapi_doc, openapi_index_paths
+from .customresources import resource_list as custom_list
 from .openapi import documents, swagger
 from .responses import json_response
 
@@ -24,9 +28,15 @@ VERSION_INFO = {
 }
 
 
-def discovery_response(request: web.Request, path: str, *, reviews: bool = True) -> web.Response | None:
+def discovery_response(
+    request: web.Request, path: str, *, reviews: bool = True, custom: CustomKinds | None = None
+) -> web.Response | None:
     """The answer to a discovery path; None for any other path. Without `reviews`, as a server
-    that does not serve authorization.k8s.io (Knobs.access_reviews)."""
+    that does not serve authorization.k8s.io (Knobs.access_reviews). `custom`: the kinds CRDs
+    add (customresources.py)."""
+    found = _custom(path, custom) if custom is not None and custom.by_path else None
+    if found is not None:
+        return json_response(found)
     if path == "/version":
         return json_response(VERSION_INFO)
     if path == "/api":
@@ -38,7 +48,10 @@ def discovery_response(request: web.Request, path: str, *, reviews: bool = True)
             }
         )
     if path == "/apis":
-        return json_response(api_group_list(reviews))
+        listed = api_group_list(reviews)
+        if custom is not None:
+            listed["groups"] += groups(custom)  # type: ignore[operator]
+        return json_response(listed)
     if path == "/api/v1":
         return json_response(resource_list("", "v1", reviews))
     m = re.match(r"^/apis/([^/]+)/([^/]+)$", path)
@@ -52,6 +65,8 @@ def discovery_response(request: web.Request, path: str, *, reviews: bool = True)
     if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
         index, docs = documents()
         if path == "/openapi/v3":
+            if custom is not None and custom.by_path:
+                index = {"paths": {**index["paths"], **openapi_index_paths(custom)}}
             return json_response(index)
         doc = docs.get(path[len("/openapi/v3/") :])
         if doc is not None:
@@ -65,4 +80,21 @@ def discovery_response(request: web.Request, path: str, *, reviews: bool = True)
         return json_response(swagger())
     if path.startswith("/openapi"):
         raise ApiError.no_route()
+    return None
+
+
+def _custom(path: str, custom: CustomKinds) -> dict[str, Any] | None:
+    """A custom group's APIGroup, resource list or OpenAPI document; None for other paths."""
+    m = re.match(r"^/apis/([^/]+)/([^/]+)$", path)
+    if m:
+        return custom_list(custom, m.group(1), m.group(2))
+    m = re.match(r"^/apis/([^/]+)$", path)
+    if m:
+        for g in groups(custom):
+            if g["name"] == m.group(1):
+                return {"kind": "APIGroup", "apiVersion": "v1", **g}
+        return None
+    m = re.match(r"^/openapi/v3/apis/([^/]+)/([^/]+)$", path)
+    if m:
+        return openapi_doc(custom, m.group(1), m.group(2))
     return None

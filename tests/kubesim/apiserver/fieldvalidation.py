@@ -15,8 +15,10 @@ from typing import Any
 
 from aiohttp import web
 
+from ..storage.crds import CustomResource
 from ..storage.errors import ApiError
 from ..storage.resources import Resource
+from .customresources import prune as custom_prune
 from .openapi_schema import Shape, kind_def, shape
 
 DIRECTIVES = ("Ignore", "Warn", "Strict")
@@ -79,6 +81,8 @@ def _walk(value: Any, sh: Shape, path: str, errors: list[str], prune: bool) -> N
 
 def strict_errors(res: Resource, obj: Any, *, prune: bool = True) -> list[str]:
     """The strict decoding errors of `obj` as `res`'s kind, unknown fields removed (`prune`)."""
+    if isinstance(res, CustomResource):  # a CRD's structural schema (customresources.py)
+        return custom_prune(res, obj)
     d = kind_def(res.group, res.version, res.kind)
     errors: list[str] = []
     _walk(obj, Shape("struct", definition=d) if d else Shape("open"), "", errors, prune)

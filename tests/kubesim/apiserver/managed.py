@@ -252,7 +252,8 @@ def record_update(
         paths = from_fields_v1(e.get("fieldsV1") or {}) & live
         if _manager_id(e) == _manager_id(mine):
             found = True
-            if changed - paths:
+            if changed:  # any field the operation changed, owned before or not, is "now"
+                # (fieldmanager/internal/managedfieldsupdater.go: the current operation's fields)
                 e = {**e, "time": now_rfc3339()}
             paths |= changed
         else:

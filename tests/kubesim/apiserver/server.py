@@ -20,6 +20,7 @@ from ..storage.store import Obj
 from . import pod_defaults, validation
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
+from .customresources import served_version
 from .discovery import discovery_response
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
@@ -195,7 +196,9 @@ class ApiServer:
     # -- routing -----------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
-        found = discovery_response(request, path, reviews=self.cluster.knobs.access_reviews)
+        found = discovery_response(
+            request, path, reviews=self.cluster.knobs.access_reviews, custom=self.store.custom
+        )
         if found is not None:
             return found
 
@@ -223,6 +226,11 @@ class ApiServer:
         if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
             return await self._review(request, reviewed, ns, name)
         res = BY_PATH.get((group, plural))
+        deprecated = ""
+        if res is None and group:
+            custom = self.store.custom.lookup(group, plural)
+            if custom is not None and served_version(custom, d["version"]):
+                res, deprecated = custom, custom.warning(d["version"])
         if res is None:
             # /api/v1/namespaces/{ns} and /api/v1/namespaces/{ns}/status
             if ns is not None and not group and plural == "status" and name is None:
@@ -234,7 +242,10 @@ class ApiServer:
                 name, ns = None, None
             else:
                 raise ApiError.no_route()
-        return await self._resource(request, res, ns, name, sub)
+        response = await self._resource(request, res, ns, name, sub)
+        if deprecated and not response.prepared:
+            response.headers.add("Warning", "299 - " + json.dumps(deprecated))
+        return response
 
     async def _resource(
         self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None

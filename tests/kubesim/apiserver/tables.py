@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from ..storage.crds import CustomResource
 from ..storage.resources import Resource
+from .customresources import columns
 from .tables_storage import STORAGE_COLUMNS
 
 Obj = dict[str, Any]
@@ -553,18 +555,21 @@ COLUMNS: dict[str, tuple[list[Obj], Any]] = {
 }
 
 
+_DEFAULT_COLS = [_col("Name", fmt="name"), _col("Age")]
+
+
+def _default_row(o: Obj) -> list[Any]:
+    return [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))]
+
+
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
-    if res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
+    if isinstance(res, CustomResource):
+        cols, row = columns(res, human_age)
+    elif res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
         cols, storage_row = STORAGE_COLUMNS[res.plural]
         row = lambda o: storage_row(o, human_age(o["metadata"].get("creationTimestamp")))  # noqa: E731
     else:
-        cols, row = COLUMNS.get(
-            res.plural,
-            (
-                [_col("Name", fmt="name"), _col("Age")],
-                lambda o: [o["metadata"]["name"], human_age(o["metadata"].get("creationTimestamp"))],
-            ),
-        )
+        cols, row = COLUMNS.get(res.plural, (_DEFAULT_COLS, _default_row))
     rows = []
     for o in items:
         if include == "Object":

@@ -45,6 +45,7 @@ from .probes import probe_container
 from .puller import ImagePuller
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
+from .secretsstore import SecretsStore, is_secrets_store
 from .status import apply_status
 from .tokens import TokenManager
 from .volumes import MountError, atomic_write, volume_files
@@ -73,6 +74,7 @@ class Kubelet:
         self._sync_task: asyncio.Task[None] | None = None
         self.recorder = Recorder(cluster.store, "kubelet", node)
         self.puller = ImagePuller(cluster.knobs.node_images)
+        self.csi = SecretsStore(self)  # the Secrets Store CSI Driver's node plugin
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -81,6 +83,7 @@ class Kubelet:
     async def shutdown(self) -> None:
         if self._sync_task:
             self._sync_task.cancel()
+        self.csi.stop()
         await asyncio.gather(
             *(self._kill(rt, grace=0) for rt in list(self.pods.values())), return_exceptions=True
         )
@@ -160,13 +163,19 @@ class Kubelet:
         try:
             if knobs.pod_start_delay:
                 await asyncio.sleep(knobs.pod_start_delay)
+            delay = 0.5  # nestedpendingoperations: 500 ms doubling up to 2m2s (Knobs.mount_backoff_max)
             while not rt.stopping:
                 try:
                     self._setup_volumes(rt)
                     break
                 except MountError as e:
-                    self._set_waiting_all(rt, "ContainerCreating", str(e))
-                    await asyncio.sleep(1.0)
+                    # the kubelet says why only in the event: ContainerCreating carries no message
+                    # (kubelet_pods.go convertToAPIContainerStatuses' default waiting state)
+                    self._set_waiting_all(rt, "ContainerCreating", "")
+                    why = f'MountVolume.SetUp failed for volume "{e.volume}" : {e}'
+                    self.recorder.event(container_ref(rt.pod), "Warning", "FailedMount", why)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, knobs.mount_backoff_max)
             while not rt.stopping:
                 try:
                     await self._ensure_sandbox(rt)
@@ -280,9 +289,15 @@ class Kubelet:
                 continue
             d = rt.dir / "volumes" / v["name"]
             d.mkdir(parents=True, exist_ok=True)
-            files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
-            if files is not None:
-                atomic_write(d, files)
+            try:
+                files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
+                if files is not None:
+                    atomic_write(d, files)
+                elif is_secrets_store(v):
+                    self.csi.mount(rt, v, d)
+            except MountError as e:
+                e.volume = v["name"]
+                raise
             rt.volumes[v["name"]] = d
 
     # -- containers (pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer) -----------

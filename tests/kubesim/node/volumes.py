@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 class MountError(Exception):
     """A volume cannot be set up: the pod stays in ContainerCreating."""
 
+    volume = ""  # the volume's name, for the FailedMount event
+
 
 def volume_files(
     cache: ObjectCache, pod: Obj, vol: Obj, *, token: Callable[[Obj, Obj], bytes] | None = None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .crds import CustomKinds, CustomResource
 from .errors import ApiError
 from .history import History, etcd_key
 from .resources import Resource
@@ -27,7 +28,14 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
 
 # Fields whose change bumps metadata.generation (spec-bearing kinds).
-_GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
+_GENERATION_KINDS = {
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CustomResourceDefinition",
+}
 # The v1 face of DaemonSet's internal spec.templateGeneration (apps/v1 conversion).
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 # PrepareForCreate clears status; these are its fields without `omitempty`, as a fresh object shows them.
@@ -85,6 +93,7 @@ class Store:
         # admission: each checks (and may default) an object about to be written, `old` None on a
         # create; raising ApiError refuses the write. Status writes are not admitted here.
         self.admission: list[Callable[[Resource, Obj, Obj | None], None]] = []
+        self.custom = CustomKinds(self)  # the kinds CRDs add (crds.py)
 
     # -- reads -------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -146,8 +155,10 @@ class Store:
         obj["kind"] = res.kind
         meta["uid"] = uid or str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        if res.kind in _GENERATION_KINDS:
+        if res.kind in _GENERATION_KINDS or isinstance(res, CustomResource):
             meta["generation"] = 1
+        if isinstance(res, CustomResource) and "status" in res.subresources:
+            obj.pop("status", None)  # PrepareForCreate: status is written through /status only
         if res.kind in _EMPTY_STATUS:
             obj["status"] = copy.deepcopy(_EMPTY_STATUS[res.kind])
         if res.kind == "DaemonSet":
@@ -193,6 +204,11 @@ class Store:
             new = copy.deepcopy(cur)
             if status is not None:
                 new["status"] = status
+        elif isinstance(res, CustomResource) and "status" in res.subresources:
+            # customresource/strategy.go PrepareForUpdate: status is the stored one, or none
+            new.pop("status", None)
+            if "status" in cur:
+                new["status"] = copy.deepcopy(cur["status"])
         elif "status" in cur and res.kind in _GENERATION_KINDS | {
             "Pod",
             "PersistentVolumeClaim",
@@ -208,7 +224,13 @@ class Store:
                 raise ApiError.immutable(res.kind, name, "immutable")
         if subresource != "status":
             self.admit(res, new, cur)
-        if res.kind in _GENERATION_KINDS:
+        if isinstance(res, CustomResource):
+            # customresource/strategy.go: any change but metadata (and status, with the status
+            # subresource) bumps the generation
+            meta["generation"] = cur["metadata"].get("generation", 1) + (
+                _content(new, res) != _content(cur, res)
+            )
+        elif res.kind in _GENERATION_KINDS:
             gen = cur["metadata"].get("generation", 1)
             if new.get("spec") != cur.get("spec"):
                 gen += 1
@@ -310,3 +332,8 @@ def _drop_nulls(meta: Obj) -> None:
     """`annotations:` with no value decodes to null; the apiserver stores it as absent."""
     for k in [k for k, v in meta.items() if v is None]:
         del meta[k]
+
+
+def _content(obj: Obj, res: Resource) -> Obj:
+    skip = ("metadata", "apiVersion", "kind", *(("status",) if "status" in res.subresources else ()))
+    return {k: v for k, v in obj.items() if k not in skip}
