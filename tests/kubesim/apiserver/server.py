@@ -20,6 +20,7 @@ from ..storage.store import Obj
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .discovery import discovery_response
+from .ephemeral import handle_ephemeral
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
 from .impersonation import GROUP as IMPERSONATE_GROUP
@@ -271,6 +272,8 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "ephemeralcontainers":
+            return await handle_ephemeral(request, self.cluster, ns or "", name or "")
         if sub == "attach":
             return await handle_attach(request, self.cluster, ns or "", name or "")
         if sub == "portforward":

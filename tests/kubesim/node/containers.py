@@ -91,3 +91,4 @@ class PodRuntime:
     sandbox: Sandbox | None = None  # the pod's network namespace (a pause process)
     initialized: bool = False  # every init container done (or, for a sidecar, started)
     init_failed: bool = False  # an init container failed under restartPolicy Never
+    ephemeral_tasks: list[asyncio.Task[None]] = field(default_factory=list)  # kubectl debug's

@@ -34,6 +34,7 @@ from .environment import (
     resolve_env,
     service_env,
 )
+from .ephemeral import start_new as start_ephemeral
 from .images import NoCommand, home, lookup, process_args, pull_policy
 from .objectcache import ObjectCache
 from .probes import probe_container
@@ -111,6 +112,7 @@ class Kubelet:
             return
         if rt is not None:
             rt.pod = pod
+            start_ephemeral(rt, self._container_loop)
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
                 rt.stopping = True
                 grace = int(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
@@ -517,6 +519,8 @@ class Kubelet:
             close_stdin(c)
         if rt.task is not None:
             rt.task.cancel()
+        for t in rt.ephemeral_tasks:
+            t.cancel()
         await self._destroy_net(rt)
 
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:
