@@ -35,6 +35,7 @@ from .environment import (
     service_env,
 )
 from .ephemeral import start_new as start_ephemeral
+from .identity import read_only_root, run_as
 from .images import NoCommand, home, lookup, process_args, pull_policy
 from .objectcache import ObjectCache
 from .probes import probe_container
@@ -263,14 +264,15 @@ class Kubelet:
         while not rt.stopping:
             if not await self._ensure_image(rt, c, crt):
                 continue
+            img = lookup(crt.image)
             try:
                 env = self._container_env(rt, c)
+                user = run_as(rt.pod, c, img)
             except ConfigError as e:
                 self._waiting(rt, crt, "CreateContainerConfigError", str(e))
                 self._event(rt, c, "Warning", "Failed", f"Error: {e}")
                 await asyncio.sleep(1.0)
                 continue
-            img = lookup(crt.image)
             command = [expand(a, env) for a in c.get("command") or []]
             args = [expand(a, env) for a in c.get("args") or []]
             if any(m in crt.image for m in self.cluster.knobs.crash_image_markers):
@@ -288,16 +290,13 @@ class Kubelet:
                 await asyncio.sleep(1.0)
                 continue
             hostname, _ = pod_hostname(rt.pod)
-            uid = int(
-                (c.get("securityContext") or {}).get("runAsUser")
-                or (rt.pod["spec"].get("securityContext") or {}).get("runAsUser")
-                or img.user
-            )
-            full_env = process_env(img.env, hostname, env, home(img, uid))
+            full_env = process_env(img.env, hostname, env, home(img, user[0]))
             self._event(rt, c, "Normal", "Created", f"Created container {c['name']}")
             sandbox = await self._ensure_sandbox(rt)
             try:
-                await start_process(rt, c, crt, argv, full_env, img, sandbox)
+                await start_process(
+                    rt, c, crt, argv, full_env, img, sandbox, user=user, read_only=read_only_root(c)
+                )
             except StartError as e:
                 self._event(rt, c, "Warning", "Failed", f"Error: {e.message}")
                 code, reason, message = 128, "StartError", e.message

@@ -226,3 +226,63 @@ def test_a_restricted_namespace_refuses_a_debug_container_that_would_run_as_root
         lambda: "running" in (ephemeral_status(cluster, "web", "dbg", "locked").get("state") or {}),
         timeout=60,
     )
+
+
+def test_kubectl_debug_target_shares_the_targets_processes_and_reads_its_environment(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    nonroot = {"runAsUser": 65532, "runAsGroup": 65532}
+    cluster.apply(app_pod("web", image=DISTROLESS, container={"securityContext": nonroot}))
+    running(cluster, "web")
+    # the app's image has no shell: exec finds nothing to run
+    refused = kubectl.run("exec", "web", "--", "sh", "-c", "true", check=False)
+    assert refused.returncode != 0 and 'exec: "sh": executable file not found in $PATH' in refused.stderr
+    script = (
+        "echo uid=$(id -u)\n"
+        "tr '\\000' '\\n' < /proc/1/environ | grep '^GREETING='\n"
+        "test -d /proc/1/root/home/nonroot && echo root-ok\n"
+        "exit\n"
+    )
+    # as root without CAP_SYS_PTRACE (the runtime's default capabilities), another user's
+    # /proc/1 stays closed, as in a real container
+    proc = kubectl.run(
+        "debug",
+        "web",
+        "-i",
+        "--image=busybox:1.36",
+        "--target=app",
+        "-c",
+        "asroot",
+        "--profile=legacy",
+        "--",
+        "sh",
+        input=script,
+        timeout=90,
+        check=False,
+    )
+    assert "uid=0" in proc.stdout and "GREETING=hello" not in proc.stdout, proc.stdout
+    # the same user as the target: its environment and root, through the shared PID namespace
+    cluster.apply(app_pod("web2", image=DISTROLESS, container={"securityContext": nonroot}))
+    running(cluster, "web2")
+    v1_body = {
+        "spec": {
+            "ephemeralContainers": [
+                {
+                    "name": "dbg",
+                    "image": "busybox:1.36",
+                    "command": ["sleep", "3600"],
+                    "targetContainerName": "app",
+                    "securityContext": {**nonroot, **RESTRICTED_CONTAINER},
+                }
+            ]
+        }
+    }
+    kubectl("patch", "pod", "web2", "--subresource=ephemeralcontainers", "-p", json.dumps(v1_body))
+    cluster.wait_for(
+        lambda: "running" in (ephemeral_status(cluster, "web2", "dbg").get("state") or {}), timeout=60
+    )
+    out = kubectl("exec", "web2", "-c", "dbg", "-i", "--", "sh", input=script)
+    assert "uid=65532" in out and "GREETING=hello" in out and "root-ok" in out, out
+    # its own processes and the app's share one namespace: the app's init is PID 1
+    ps = kubectl("exec", "web2", "-c", "dbg", "--", "cat", "/proc/1/cmdline")
+    assert "/bin/sh" in ps or "sleep" in ps, ps
