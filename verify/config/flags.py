@@ -119,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-spec", action=argparse.BooleanOptionalAction, help=_help("from_spec"))
     p.add_argument("--volume-grace", metavar="DURATION", help=_help("volume_grace"))
     p.add_argument("--dry-run", action=argparse.BooleanOptionalAction, help=_help("dry_run"))
+    p.add_argument("--debug-image", metavar="IMAGE", help=_help("debug_image"))
     return p
 
 

@@ -38,6 +38,7 @@ FLAGS: dict[str, str] = {
     "from_spec": "--from-spec",
     "volume_grace": "--volume-grace",
     "dry_run": "--dry-run",
+    "debug_image": "--debug-image",
 }
 # settings with no flag: content that must not appear in a process list or shell history
 ENV_ONLY: tuple[str, ...] = ("kubeconfig_data",)

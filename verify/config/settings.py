@@ -137,6 +137,12 @@ class Settings(BaseSettings):
     volume_grace: float = Field(
         default=90.0, description="How long to wait for mounted ConfigMap/Secret updates."
     )
+    debug_image: str | None = Field(
+        default=None,
+        description="Image of an ephemeral debug container that inspects containers without a shell "
+        "(distroless, scratch) through their process namespace, e.g. busybox:1.36 (off by default; "
+        "needs `patch pods/ephemeralcontainers`; the container stays in the pod until it is replaced).",
+    )
     dry_run: bool = Field(
         default=False,
         description="Judge as usual but never restart: say what would be restarted and why, send no "
@@ -183,6 +189,11 @@ class Settings(BaseSettings):
                 "'-' and '.' (DNS-1123 subdomain)"
             )
         return value
+
+    @field_validator("debug_image", mode="after")
+    @classmethod
+    def _check_debug_image(cls, value: str | None) -> str | None:
+        return None if value is None else values.image_reference(value)
 
     @field_validator("selector", mode="after")
     @classmethod

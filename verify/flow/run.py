@@ -6,12 +6,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Protocol
 
 from verify import errors
 from verify.config.job import Job, TargetPlan, plan_target
 from verify.exitcodes import ExitCode
 from verify.flow.permissions import needed, reads_template
+from verify.flow.probe.debugger import debug_lines
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
@@ -74,7 +76,7 @@ def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
     return plans
 
 
-def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
+def _preflight(api: Api, work: list[tuple[TargetPlan, str]], *, debug: bool = False) -> str:
     """Before any wait: every permission the run will need, checked with SelfSubjectAccessReviews.
     Empty when all are granted (or the reviews are not available); else the one line that names
     every missing rule as `kubectl auth can-i` asks it, per namespace."""
@@ -88,14 +90,17 @@ def _preflight(api: Api, work: list[tuple[TargetPlan, str]]) -> str:
             except errors.NotFound:
                 # its own verdict says so ("deployment nope: ... not found"); the others still run
                 workload = None
-        by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
+        by_namespace.setdefault(ns, []).extend(
+            needed(plan=plan, workload=workload, restart=restart, debug=debug)
+        )
     lines, only_patches = [], True
     for ns, rules in by_namespace.items():
         missing = denied(api, namespace=ns, rules=rules)
         if missing:
             shown = ", ".join(f"`{r.phrase()}`" for r in missing)
             lines.append(f"in namespace {ns}: {shown}")
-            only_patches = only_patches and all(r.verb == "patch" for r in missing)
+            # only the workloads' restart patches: --restart never does without them
+            only_patches = only_patches and all(r.verb == "patch" and r.group == "apps" for r in missing)
     if not lines:
         return ""
     who = whoami(api)
@@ -138,6 +143,8 @@ def execute(
             api=api,
             token=connection.token,
             slots=slots,
+            debug_image=settings.debug_image,
+            dry_run=settings.dry_run,
         ),
         prober=Prober(
             connection=connection,
@@ -168,7 +175,7 @@ def execute(
         seen.add((p.ref.kind, p.ref.name, ns))
     if not settings.dry_run:  # a dry run sends no POST either (a review is one)
         try:
-            missing = _preflight(api, work)
+            missing = _preflight(api, work, debug=settings.debug_image is not None)
         except errors.VerifyError as e:
             logs.line(e.verdict())
             return _failure(e.exit_code, e.verdict())
@@ -200,4 +207,8 @@ def execute(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-    return combine(workloads=tuple(results))
+    debugger = context.inspector.debugger
+    used = tuple(debugger.containers()) if debugger is not None else ()
+    for line in debug_lines(used):
+        logs.line(line)
+    return replace(combine(workloads=tuple(results)), debug_containers=used)
