@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from tests.kubesim import Cluster
+from tests.kubesim import Cluster, Rule
 from tests.support.helpers import configmap, deployment, run_verify, secret
 from tests.support.kubectl import Kubectl
 
@@ -161,3 +161,39 @@ def test_a_nonroot_target_in_a_restricted_namespace_is_inspected_without_root(
         assert (sc["runAsUser"], sc["runAsNonRoot"], sc["allowPrivilegeEscalation"]) == (65532, True, False)
         assert sc["capabilities"] == {"drop": ["ALL"]} and ec["targetContainerName"] == "app"
     assert_no_secret(out.everything)
+
+
+def test_the_preflight_names_the_permission_a_debug_container_needs_and_a_dry_run_adds_none(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.apply(secret("shop-secrets", {"DB_URL": "postgres://db"}))
+    cluster.apply(configmap("shop-config", {"app.conf": "mode=fast\n"}))
+    cluster.apply(distroless_app("shop", replicas=1, security=NONROOT))
+    cluster.wait_rollout("shop")
+    base = [
+        Rule.of(["get", "list", "watch", "patch"], ["deployments", "replicasets"], "apps"),
+        Rule.of(["get", "list", "watch"], ["pods", "configmaps", "secrets"]),
+        Rule.of(["get", "create"], ["pods/exec"]),
+    ]
+    token = cluster.add_user("system:serviceaccount:default:verifier", base)
+    kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token=token, user="verifier")
+    out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    assert "`patch pods --subresource=ephemeralcontainers`" in out.stdout + out.stderr
+    assert "--restart never" not in out.stdout + out.stderr  # it would not help
+    assert all(v == [] for v in debug_containers(cluster, "shop").values())
+
+    # a dry run sends no write: it says it would add one and adds none
+    dry = run_verify(
+        "--deployment", "shop", "--debug-image", DEBUG, "--dry-run", kubeconfig=kc, tmp_path=tmp_path
+    )
+    assert dry.code == 1, dry.everything
+    assert "--dry-run: would add an ephemeral debug container" in dry.stdout
+    assert all(v == [] for v in debug_containers(cluster, "shop").values())
+
+    token = cluster.add_user(
+        "system:serviceaccount:default:debugger", [*base, Rule.of("patch", "pods/ephemeralcontainers")]
+    )
+    kc = cluster.write_kubeconfig(tmp_path / "debug.kubeconfig", token=token, user="debugger")
+    out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
