@@ -77,6 +77,7 @@ def test_a_distroless_deployment_passes_with_a_debug_image_and_fails_naming_it_w
     reported = {d["pod"]: d for d in out.report["debug_containers"]}
     assert set(reported) == set(added) and all(d["added"] for d in reported.values())
     assert "ephemeral debug container" in out.stderr + out.stdout
+    assert "Ephemeral debug containers added (they stay until the pod is replaced): 3" in out.summary
     assert_no_secret(out.everything)
 
 
@@ -197,3 +198,33 @@ def test_the_preflight_names_the_permission_a_debug_container_needs_and_a_dry_ru
     kc = cluster.write_kubeconfig(tmp_path / "debug.kubeconfig", token=token, user="debugger")
     out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kc, tmp_path=tmp_path)
     assert out.code == 0, out.everything
+
+
+def test_a_target_whose_user_is_the_images_needs_a_debug_image_with_that_user(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    # the distroless image's USER (65532) is not in the pod spec: the debug container cannot take
+    # it from there; under runAsNonRoot a root debug image is refused by the kubelet, the
+    # :debug-nonroot variant (the same user) reads the target
+    kubectl("create", "namespace", "locked")
+    kubectl("label", "namespace", "locked", "pod-security.kubernetes.io/enforce=restricted")
+    for obj in (secret("shop-secrets", {"DB_URL": PLANTED}), configmap("shop-config", {"app.conf": "x\n"})):
+        obj["metadata"]["namespace"] = "locked"
+        cluster.apply(obj)
+    app = distroless_app("shop", replicas=1, security=RESTRICTED)
+    app["metadata"]["namespace"] = "locked"
+    app["spec"]["template"]["spec"]["securityContext"] = {
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    cluster.apply(app)
+    cluster.wait_rollout("shop", namespace="locked")
+    args = ("--deployment", "shop", "-n", "locked", "--debug-image")
+    root = run_verify(*args, DEBUG, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert root.code == 1, root.everything
+    assert "CreateContainerConfigError" in root.stdout and "image will run as root" in root.stdout
+    out = run_verify(
+        *args, "gcr.io/distroless/static:debug-nonroot", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )
+    assert out.code == 0, out.everything
+    assert_no_secret(root.everything + out.everything)
