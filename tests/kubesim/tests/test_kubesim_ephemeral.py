@@ -167,19 +167,21 @@ def test_kubectl_debug_attaches_to_a_debug_container(cluster: Cluster, kubectl: 
     proc = kubectl.run(
         "debug",
         "web",
-        "-i",
+        "-it",
         "--image=busybox:1.36",
+        "--target=app",
         "-c",
         "dbg",
         "--",
         "sh",
-        input="echo debug-shell-$HOSTNAME\nexit\n",
+        input="echo debug-shell-$HOSTNAME\ntr '\\000' '\\n' < /proc/1/environ | grep GREETING\nexit\n",
         timeout=90,
     )
-    assert "debug-shell-web" in proc.stdout, (proc.stdout, proc.stderr)
+    # the issue's `kubectl debug -it POD --image=busybox --target=app -- sh`, stdin from a pipe
+    assert "debug-shell-web" in proc.stdout and "GREETING=hello" in proc.stdout, (proc.stdout, proc.stderr)
     pod = json.loads(kubectl("get", "pod", "web", "-o", "json"))
     (ec,) = pod["spec"]["ephemeralContainers"]
-    assert ec["name"] == "dbg" and ec["stdin"] is True
+    assert (ec["name"], ec["stdin"], ec["tty"], ec["targetContainerName"]) == ("dbg", True, True, "app")
 
 
 RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
