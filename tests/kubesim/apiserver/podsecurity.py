@@ -200,6 +200,28 @@ def enforce(namespace: Obj | None, pod: Obj, *, name: str) -> list[str]:
                 + ", ".join(found),
                 {"name": name, "kind": "pods"},
             )
+    return _warn_only(namespace, pod)
+
+
+# workload kinds whose pod template Pod Security judges, with warnings only (a real cluster then
+# refuses their pods when the controller creates them; kubesim's controllers create pods without
+# admission, so that refusal is not emulated)
+TEMPLATED = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
+
+
+def admit_create(namespace: Obj | None, kind: str, obj: Obj) -> list[str]:
+    """A create through the API: a Pod is judged as `enforce` says (403) with `warn`'s warnings;
+    a workload's pod template gets the `warn` level's warning."""
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if kind == "Pod":
+        return enforce(namespace, obj, name=name)
+    if kind in TEMPLATED:
+        return _warn_only(namespace, ((obj.get("spec") or {}).get("template")) or {})
+    return []
+
+
+def _warn_only(namespace: Obj | None, pod: Obj) -> list[str]:
+    labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
     warned = _level(labels, "warn")
     if warned is None:
         return []

@@ -32,6 +32,7 @@ from .patch import apply_patch
 from .pod_attach import handle_attach
 from .pod_exec import handle_exec
 from .pod_log import log_response
+from .podsecurity import admit_create
 from .portforward import handle_portforward
 from .protobuf_body import decode as decode_protobuf
 from .proxy import PROXY_PATH, Proxy, proxy_verb
@@ -464,6 +465,8 @@ class ApiServer:
             admit_job(body)
         if res.kind == "Pod":
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+        if res.namespaced:  # Pod Security admission: a pod refused, a pod template warned about
+            warnings += admit_create(self.store.find(BY_PATH[("", "namespaces")], "", ns), res.kind, body)
         if res.kind == "Service":
             admit_service(self.store, body, None)
         if res.kind == "Namespace":

@@ -288,3 +288,28 @@ def test_kubectl_debug_target_shares_the_targets_processes_and_reads_its_environ
     # its own processes and the app's share one namespace: the app's init is PID 1
     ps = kubectl("exec", "web2", "-c", "dbg", "--", "cat", "/proc/1/cmdline")
     assert "/bin/sh" in ps or "sleep" in ps, ps
+
+
+def test_pod_security_refuses_a_root_pod_and_warns_about_a_workload_template(kubectl: Kubectl) -> None:
+    kubectl("create", "namespace", "locked")
+    kubectl(
+        "label",
+        "namespace",
+        "locked",
+        "pod-security.kubernetes.io/enforce=restricted",
+        "pod-security.kubernetes.io/warn=restricted",
+    )
+    proc = kubectl.run(
+        "run", "rooty", "-n", "locked", "--image=busybox:1.36", "--", "sleep", "60", check=False
+    )
+    assert proc.returncode != 0
+    assert (
+        'pods "rooty" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false'
+        in proc.stderr
+    )
+    made = kubectl.run("create", "deployment", "web", "-n", "locked", "--image=busybox:1.36")
+    assert (
+        'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false'
+        in made.stderr
+    )
+    assert 'seccompProfile (pod or container "busybox" must set' in made.stderr
