@@ -228,3 +228,20 @@ def test_a_target_whose_user_is_the_images_needs_a_debug_image_with_that_user(
     )
     assert out.code == 0, out.everything
     assert_no_secret(root.everything + out.everything)
+
+
+def test_a_pod_sharing_one_process_namespace_gets_no_debug_container_and_no_restart(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    cluster.apply(secret("shop-secrets", {"DB_URL": "postgres://db"}))
+    cluster.apply(configmap("shop-config", {"app.conf": "mode=fast\n"}))
+    app = distroless_app("shop", replicas=1, security=NONROOT)
+    app["spec"]["template"]["spec"]["shareProcessNamespace"] = True
+    cluster.apply(app)
+    cluster.wait_rollout("shop")
+    cluster.reset_counts()
+    out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 1, out.everything
+    assert "shareProcessNamespace" in out.stdout and "pause" in out.stdout
+    assert all(v == [] for v in debug_containers(cluster, "shop").values())
+    assert cluster.requests[("patch", "deployments")] == 0

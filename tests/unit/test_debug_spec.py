@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from verify.config.values import image_reference
-from verify.flow.probe.debug_spec import debug_container, free_name, reusable, state
+from verify.flow.probe.debug_spec import debug_container, free_name, reusable, shared_pid_namespace, state
 from verify.flow.probe.debugger import DebugContainer, debug_lines
 
 
@@ -118,3 +118,12 @@ def test_a_debug_image_is_an_image_reference(good: str) -> None:
 def test_anything_else_is_refused_with_an_example(bad: str) -> None:
     with pytest.raises(ValueError, match=r"busybox:1\.36"):
         image_reference(bad)
+
+
+def test_a_pod_sharing_one_process_namespace_is_not_read_through_pid_1() -> None:
+    # PID 1 there is the pause process: reading it would judge the wrong environment
+    shared = pod()
+    shared["spec"]["shareProcessNamespace"] = True
+    why = shared_pid_namespace(shared)
+    assert why is not None and "shareProcessNamespace" in why and "pause" in why
+    assert shared_pid_namespace(pod()) is None

@@ -42,6 +42,18 @@ def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
     return [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
 
 
+def shared_pid_namespace(pod: dict[str, Any]) -> str | None:
+    """Why /proc/1 would not be the target: with `shareProcessNamespace` every container of the
+    pod shares the sandbox's PID namespace, whose PID 1 is the pause process (None: it is)."""
+    if (pod.get("spec") or {}).get("shareProcessNamespace") is True:
+        return (
+            "the pod shares one process namespace (shareProcessNamespace: true), where PID 1 is the "
+            "pause process, not this container: a debug container cannot tell its process apart; "
+            "give the image the probe's tools (sh, tr, sha256sum, readlink)"
+        )
+    return None
+
+
 def debug_container(
     *, pod: dict[str, Any], target: str, image: str, name: str, lifetime: int
 ) -> dict[str, Any]:

@@ -15,7 +15,13 @@ import time
 from dataclasses import dataclass
 
 from verify import errors
-from verify.flow.probe.debug_spec import debug_container, free_name, reusable, state
+from verify.flow.probe.debug_spec import (
+    debug_container,
+    free_name,
+    reusable,
+    shared_pid_namespace,
+    state,
+)
 from verify.flow.probe.protocol import RunKey, debug_probe_argv, parse_probe, probe_input
 from verify.kube.api import Api
 from verify.kube.exec import Exec
@@ -131,6 +137,9 @@ class Debugger:
             known = self.used.get((namespace, pod, container))
             try:
                 live = self.api.get(path)
+                shared = shared_pid_namespace(live)
+                if shared is not None:
+                    return Uninspectable("debug_failed", shared, permanent=True)
                 name = known.name if known is not None else reusable(live, target=container, image=self.image)
                 if name is not None:
                     if known is None:
