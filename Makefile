@@ -29,7 +29,7 @@ test: venv
 lint: venv
 	$(BIN)/ruff check verify tests bench tools
 	$(BIN)/mypy
-	$(BIN)/shellcheck verify/flow/probe/probe.sh
+	$(BIN)/shellcheck verify/flow/probe/probe.sh verify/flow/probe/debug_probe.sh
 
 demo: venv
 	$(BIN)/python -m tests.support.demo

@@ -127,6 +127,7 @@ class Uninspectable:
     code: Literal[
         "no_shell",
         "tool_missing",
+        "debug_failed",
         "forbidden",
         "not_running",
         "pod_gone",

@@ -65,8 +65,12 @@ def container_ref(pod: Obj, container: str = "") -> Obj:
         "resourceVersion": meta.get("resourceVersion", ""),
     }
     if container:
-        inits = {c["name"] for c in (pod.get("spec") or {}).get("initContainers") or []}
+        spec = pod.get("spec") or {}
+        inits = {c["name"] for c in spec.get("initContainers") or []}
+        ephemeral = {c["name"] for c in spec.get("ephemeralContainers") or []}
         field = "initContainers" if container in inits else "containers"
+        if container in ephemeral:
+            field = "ephemeralContainers"
         ref["fieldPath"] = f"spec.{field}{{{container}}}"
     return ref
 

@@ -168,6 +168,7 @@ def test_to_json_has_exact_shape() -> None:
         "exit_code": 1,
         "restarted": False,
         "message": "1 failed",
+        "debug_containers": [],
         "workloads": [
             {
                 "kind": "deployment",

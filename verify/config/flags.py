@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--volume-grace", metavar="DURATION", help=_help("volume_grace"))
     p.add_argument("--dry-run", action=argparse.BooleanOptionalAction, help=_help("dry_run"))
     p.add_argument("--color", metavar="{auto,always,never}", help=_help("color"))
+    p.add_argument("--debug-image", metavar="IMAGE", help=_help("debug_image"))
     return p
 
 

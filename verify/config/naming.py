@@ -39,6 +39,7 @@ FLAGS: dict[str, str] = {
     "volume_grace": "--volume-grace",
     "dry_run": "--dry-run",
     "color": "--color",
+    "debug_image": "--debug-image",
 }
 # settings with no flag: content that must not appear in a process list or shell history
 ENV_ONLY: tuple[str, ...] = ("kubeconfig_data",)

@@ -142,6 +142,12 @@ class Settings(BaseSettings):
         description="Colour the verdict and the end table: auto (only on a terminal, and not when "
         "NO_COLOR is set), always or never.",
     )
+    debug_image: str | None = Field(
+        default=None,
+        description="Image of an ephemeral debug container that inspects containers without a shell "
+        "(distroless, scratch) through their process namespace, e.g. busybox:1.36 (off by default; "
+        "needs `patch pods/ephemeralcontainers`; the container stays in the pod until it is replaced).",
+    )
     dry_run: bool = Field(
         default=False,
         description="Judge as usual but never restart: say what would be restarted and why, send no "
@@ -188,6 +194,11 @@ class Settings(BaseSettings):
                 "'-' and '.' (DNS-1123 subdomain)"
             )
         return value
+
+    @field_validator("debug_image", mode="after")
+    @classmethod
+    def _check_debug_image(cls, value: str | None) -> str | None:
+        return None if value is None else values.image_reference(value)
 
     @field_validator("selector", mode="after")
     @classmethod

@@ -376,3 +376,24 @@ def parse_target(text: str) -> WorkloadRef:
             "'-' and '.' (DNS-1123 subdomain)"
         )
     return WorkloadRef(kind=kind, name=name)
+
+
+# a container image reference: [registry[:port]/]path[:tag][@sha256:digest] (distribution's
+# reference grammar, loosely: what a pod spec's `image` would accept)
+_IMAGE = re.compile(
+    r"(?:[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+    r"(?:@sha256:[0-9a-f]{64})?\Z"
+)
+
+
+def image_reference(text: str) -> str:
+    """A --debug-image value: one image reference, e.g. busybox:1.36 or
+    gcr.io/distroless/static:debug-nonroot (pin a tag or digest)."""
+    raw = text.strip()
+    if not raw or len(raw) > 512 or not _IMAGE.match(raw):
+        raise ValueError(
+            f'"{short(text)}" is not an image reference; use e.g. busybox:1.36 or '
+            "gcr.io/distroless/static:debug-nonroot"
+        )
+    return raw

@@ -22,8 +22,11 @@ def reads_template(plan: TargetPlan) -> bool:
     return plan.from_spec
 
 
-def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: bool) -> list[Rule]:
-    """`workload` (its template names the sources to read) may be None when not read."""
+def needed(
+    *, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: bool, debug: bool = False
+) -> list[Rule]:
+    """`workload` (its template names the sources to read) may be None when not read; `debug`:
+    --debug-image is set, so a container without a shell gets an ephemeral debug container."""
     kind, name = plan.ref.kind, plan.ref.name
     plural = PLURAL[kind]
     rules = [
@@ -34,6 +37,8 @@ def needed(*, plan: TargetPlan, workload: Mapping[str, Any] | None, restart: boo
     if plan.from_spec or plan.expect_env or plan.expect_file:
         # a WebSocket exec is authorised as `get`, and from Kubernetes 1.35 also as `create`
         rules += [Rule("get", "pods", subresource="exec"), Rule("create", "pods", subresource="exec")]
+        if debug:
+            rules += [Rule("get", "pods"), Rule("patch", "pods", subresource="ephemeralcontainers")]
     if kind == "deployment":
         rules.append(Rule("list", "replicasets", "apps"))
     elif kind == "daemonset":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Protocol
 
 from verify import errors
@@ -13,6 +14,7 @@ from verify.config.job import Job, TargetPlan, plan_target
 from verify.config.naming import FLAG_CUTOFF, did_you_mean
 from verify.exitcodes import ExitCode
 from verify.flow.permissions import needed, reads_template
+from verify.flow.probe.debugger import debug_lines
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
@@ -113,7 +115,9 @@ def unknown_containers(*, plan: TargetPlan, workload: dict[str, Any], label: str
     return lines
 
 
-def _preflight(api: Api, work: list[tuple[TargetPlan, str]], templates: Templates) -> str:
+def _preflight(
+    api: Api, work: list[tuple[TargetPlan, str]], templates: Templates, *, debug: bool = False
+) -> str:
     """Before any wait: every permission the run will need, checked with SelfSubjectAccessReviews.
     Empty when all are granted (or the reviews are not available); else the one line that names
     every missing rule as `kubectl auth can-i` asks it, per namespace."""
@@ -121,14 +125,17 @@ def _preflight(api: Api, work: list[tuple[TargetPlan, str]], templates: Template
     for plan, ns in work:
         restart = plan.restart == "once"
         workload = templates.get((plan.ref.kind, plan.ref.name, ns)) if reads_template(plan) else None
-        by_namespace.setdefault(ns, []).extend(needed(plan=plan, workload=workload, restart=restart))
+        by_namespace.setdefault(ns, []).extend(
+            needed(plan=plan, workload=workload, restart=restart, debug=debug)
+        )
     lines, only_patches = [], True
     for ns, rules in by_namespace.items():
         missing = denied(api, namespace=ns, rules=rules)
         if missing:
             shown = ", ".join(f"`{r.phrase()}`" for r in missing)
             lines.append(f"in namespace {ns}: {shown}")
-            only_patches = only_patches and all(r.verb == "patch" for r in missing)
+            # only the workloads' restart patches: --restart never does without them
+            only_patches = only_patches and all(r.verb == "patch" and r.group == "apps" for r in missing)
     if not lines:
         return ""
     who = whoami(api)
@@ -173,6 +180,8 @@ def execute(
             api=api,
             token=connection.token,
             slots=slots,
+            debug_image=settings.debug_image,
+            dry_run=settings.dry_run,
         ),
         prober=Prober(
             connection=connection,
@@ -205,7 +214,7 @@ def execute(
     try:
         templates = _templates(api, work)
         if not settings.dry_run:  # a dry run sends no POST either (a review is one)
-            missing = _preflight(api, work, templates)
+            missing = _preflight(api, work, templates, debug=settings.debug_image is not None)
             if missing:
                 logs.line(missing)
                 return _failure(ExitCode.UNREADABLE, missing)
@@ -246,4 +255,8 @@ def execute(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-    return combine(workloads=tuple(results))
+    debugger = context.inspector.debugger
+    used = tuple(debugger.containers()) if debugger is not None else ()
+    for line in debug_lines(used):
+        logs.line(line)
+    return replace(combine(workloads=tuple(results)), debug_containers=used)

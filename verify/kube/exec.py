@@ -49,7 +49,10 @@ def status_error(status: dict[str, Any], *, container: str) -> Uninspectable | N
         return Uninspectable("not_running", f"container {container} is not running", permanent=False)
     if "executable file not found" in msg or "no such file or directory" in msg:
         return Uninspectable(
-            "no_shell", "the image has no shell (sh): exec cannot run the probe", permanent=True
+            "no_shell",
+            "the image has no shell (sh): exec cannot run the probe; --debug-image IMAGE "
+            "(VERIFY_DEBUG_IMAGE) inspects it through an ephemeral debug container",
+            permanent=True,
         )
     if status.get("reason") == "NonZeroExitCode":
         causes = (status.get("details") or {}).get("causes") or [{}]

@@ -76,6 +76,16 @@ def to_json(*, run: RunResult, info: RunInfo | None = None) -> dict[str, Any]:
         "exit_code": run.exit_code,
         "restarted": run.restarted,
         "message": run.message,
+        "debug_containers": [
+            {
+                "namespace": d.namespace,
+                "pod": d.pod,
+                "container": d.container,
+                "name": d.name,
+                "added": d.added,
+            }
+            for d in run.debug_containers
+        ],
         "workloads": [
             {
                 "kind": w.kind,

@@ -93,4 +93,13 @@ def render(*, run: RunResult) -> str:
     lines = ["### rollout-verify", "", cell(headline), ""]
     for wl in run.workloads:
         lines += _workload(wl)
+    added = [d for d in run.debug_containers if d.added]
+    if added:
+        # the run's one write besides the restart, which outlives it: say where it went
+        lines += [
+            cell(f"Ephemeral debug containers added (they stay until the pod is replaced): {len(added)}"),
+            "",
+            *(f"- {cell(f'{d.namespace}/{d.pod}: {d.name} (target {d.container})')}" for d in added),
+            "",
+        ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -4,10 +4,13 @@ fundamental among the workloads'. Plain data; every renderer reads these."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from verify.exitcodes import ExitCode, most_fundamental
 from verify.model import AttemptVerdict
+
+if TYPE_CHECKING:
+    from verify.flow.probe.debugger import DebugContainer
 
 Outcome = Literal["passed", "failed", "error"]
 
@@ -52,6 +55,8 @@ class RunResult:
     restarted: bool
     workloads: tuple[WorkloadResult, ...]
     message: str
+    # --debug-image: the ephemeral debug containers this run added to (or reused in) pods
+    debug_containers: tuple[DebugContainer, ...] = ()
 
 
 def combine(*, workloads: tuple[WorkloadResult, ...]) -> RunResult:

@@ -12,6 +12,7 @@ from ..storage.errors import ApiError
 MERGE_KEYS = {
     "containers": "name",
     "initContainers": "name",
+    "ephemeralContainers": "name",
     "env": "name",
     "volumes": "name",
     "volumeMounts": "mountPath",

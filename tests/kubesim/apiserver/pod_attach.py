@@ -49,7 +49,11 @@ async def handle_attach(request: web.Request, cluster: Cluster, ns: str, name: s
     crt = cluster.container_runtime(pod, container)
     if crt is None or crt.state != "running" or crt.pid is None or not crt.log_paths:
         return await _kubelet_refused(request, f'container not found ("{container}")')
-    specs = (pod["spec"].get("initContainers") or []) + pod["spec"]["containers"]
+    specs = (
+        (pod["spec"].get("initContainers") or [])
+        + pod["spec"]["containers"]
+        + (pod["spec"].get("ephemeralContainers") or [])
+    )
     spec = next(c for c in specs if c["name"] == container)
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
     await ws.prepare(request)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from ..node.containers import DEFAULT_PATH, resolve_binary, shell_less
+from ..node.containers import DEFAULT_PATH, enter_command, kill_exec, resolve_binary, shell_less
 from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from .pod_log import pick_container
@@ -135,14 +135,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         return ws
     try:
         proc = await asyncio.create_subprocess_exec(
-            "/usr/bin/nsenter",
-            "-t",
-            str(crt.pid),
-            "-m",
-            "-n",
-            "-r",
-            "-w",
-            "--",
+            *enter_command(crt),
             *argv,
             stdin=asyncio.subprocess.PIPE if want_in else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -191,8 +184,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
                 proc.stdin.close()
         # the client went away: nothing will read the output any more
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            kill_exec(proc)
 
     feeder = asyncio.get_running_loop().create_task(feed())
     try:
@@ -205,8 +197,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
             with contextlib.suppress(RuntimeError):
                 latency.cancel()
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            kill_exec(proc)
     if code < 0:
         code = 128 - code  # killed by a signal: the runtime reports 128 + signal, e.g. 137
     status = _exit_status(argv, code)

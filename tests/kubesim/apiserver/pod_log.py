@@ -27,15 +27,19 @@ def pick_container(pod: Obj, requested: str) -> str:
     name = pod["metadata"]["name"]
     containers = [c["name"] for c in pod["spec"].get("containers") or []]
     inits = [c["name"] for c in pod["spec"].get("initContainers") or []]
+    ephemeral = [c["name"] for c in pod["spec"].get("ephemeralContainers") or []]
     if not requested:
         if len(containers) != 1:
+            # pkg/registry/core/pod/strategy.go LogLocation's text
             also = f" or one of the init containers: [{' '.join(inits)}]" if inits else ""
+            if ephemeral:
+                also += f" or one of the ephemeral containers: [{' '.join(ephemeral)}]"
             raise ApiError.bad_request(
                 f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
                 + also
             )
         return str(containers[0])
-    if requested not in containers + inits:
+    if requested not in containers + inits + ephemeral:
         raise ApiError.bad_request(f"container {requested} is not valid for pod {name}")
     return requested
 

@@ -22,6 +22,7 @@ from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .customresources import served_version
 from .discovery import discovery_response
+from .ephemeral import handle_ephemeral
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
 from .impersonation import GROUP as IMPERSONATE_GROUP
@@ -34,6 +35,7 @@ from .patch import apply_patch
 from .pod_attach import handle_attach
 from .pod_exec import handle_exec
 from .pod_log import log_response
+from .podsecurity import admit_create
 from .portforward import handle_portforward
 from .protobuf_body import decode as decode_protobuf
 from .proxy import PROXY_PATH, Proxy, proxy_verb
@@ -285,6 +287,8 @@ class ApiServer:
             )
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
+        if sub == "ephemeralcontainers":
+            return await handle_ephemeral(request, self.cluster, ns or "", name or "")
         if sub == "attach":
             return await handle_attach(request, self.cluster, ns or "", name or "")
         if sub == "portforward":
@@ -471,6 +475,8 @@ class ApiServer:
             admit_job(body)
         if res.kind == "Pod":
             body.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+        if res.namespaced:  # Pod Security admission: a pod refused, a pod template warned about
+            warnings += admit_create(self.store.find(BY_PATH[("", "namespaces")], "", ns), res.kind, body)
         if res.kind == "Service":
             admit_service(self.store, body, None)
         if res.kind == "Namespace":

@@ -4,7 +4,9 @@ image catalogue), finding a binary inside the container's root, and resolving a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,16 @@ from ..storage.store import Obj
 from .images import DEFAULT_PATH, lookup
 from .sandbox import Sandbox
 
-__all__ = ["DEFAULT_PATH", "ContainerRuntime", "PodRuntime", "container_port", "resolve_binary", "shell_less"]
+__all__ = [
+    "DEFAULT_PATH",
+    "ContainerRuntime",
+    "PodRuntime",
+    "container_port",
+    "enter_command",
+    "kill_exec",
+    "resolve_binary",
+    "shell_less",
+]
 
 
 def shell_less(image: str) -> bool:
@@ -47,6 +58,29 @@ def container_port(container: Obj, port: Any) -> int | None:
     return None
 
 
+def enter_command(crt: ContainerRuntime) -> list[str]:
+    """nsenter into a running container as the CRI's exec does: its mount, network and PID
+    namespaces, its root and working directory, as its user and group (nsenter forks into the PID
+    namespace, so the command sees the container's processes and is one of them)."""
+    # setpriv inside: the bounding set is dropped while still root, then the user switched
+    who = [f"--bounding-set={crt.caps}"] if crt.caps else []
+    if crt.uid or crt.gid:
+        who += [f"--reuid={crt.uid}", f"--regid={crt.gid}", "--clear-groups"]
+    setpriv = ["/usr/bin/setpriv", *who, "--"] if who else []
+    return ["/usr/bin/nsenter", "-t", str(crt.pid), "-m", "-n", "-p", "-r", "-w", "--", *setpriv]
+
+
+def kill_exec(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL an exec'd command: nsenter's child in the container first (killing nsenter alone
+    would leave it running there), then nsenter."""
+    with contextlib.suppress(OSError), open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        for kid in f.read().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(kid), signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
 # -- runtime state ---------------------------------------------------------------------------
 
 
@@ -75,6 +109,9 @@ class ContainerRuntime:
     backoff: float = 0.0  # the kubelet's restart back-off for it now (0: none yet)
     backoff_at: float = 0.0  # when the back-off was last stepped (monotonic)
     hook_error: str = ""  # why its postStart hook failed at its last start (PostStartHookError)
+    uid: int = 0  # the process's user and group (runAsUser/runAsGroup, else the image's)
+    gid: int = 0
+    caps: str = ""  # its capability bounding set as setpriv takes it ("": all, privileged)
 
 
 @dataclass
@@ -93,3 +130,4 @@ class PodRuntime:
     relay: asyncio.AbstractServer | None = None  # 10.96.0.1:443 in its namespace (kubeproxy.py)
     initialized: bool = False  # every init container done (or, for a sidecar, started)
     init_failed: bool = False  # an init container failed under restartPolicy Never
+    ephemeral_tasks: list[asyncio.Task[None]] = field(default_factory=list)  # kubectl debug's

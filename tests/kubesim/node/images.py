@@ -117,6 +117,21 @@ PUBLISHED: dict[str, tuple[str, ...]] = {
     "registry.local:5000/web": ("1", "latest"),
     "docker.io/example/crashloop": ("1", "latest"),
 }  # fmt: skip
+# gcr.io/distroless/*:debug and :debug-nonroot: the same images plus busybox at /busybox (ENTRYPOINT
+# ["/busybox/sh"], /busybox on PATH), root or nonroot (65532); the host's userland stands in
+_DEBUG_ENV = (("PATH", DEFAULT_PATH + ":/busybox"), ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"))
+DISTROLESS_DEBUG = {
+    "debug": Image(entrypoint=("/busybox/sh",), env=_DEBUG_ENV, aliases={"/busybox/sh": "/bin/sh"}, size=1_800_000),
+    "debug-nonroot": Image(
+        entrypoint=("/busybox/sh",),
+        env=_DEBUG_ENV,
+        user=65532,
+        workdir="/home/nonroot",
+        passwd={0: "/root", 65532: "/home/nonroot", 65534: "/nonexistent"},
+        aliases={"/busybox/sh": "/bin/sh"},
+        size=1_800_000,
+    ),
+}
 
 
 def repository(image: str) -> str:
@@ -141,6 +156,10 @@ def lookup(image: str) -> Image:
             best = key
     if not best:  # any other distroless or scratch-based name has no shell either
         best = next((k for k in ("gcr.io/distroless", "scratch") if k.rsplit("/", 1)[-1] in repo), "")
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else ""
+    if best == "gcr.io/distroless" and tag in DISTROLESS_DEBUG:
+        return DISTROLESS_DEBUG[tag]
     return CATALOGUE[best] if best else DEFAULT
 
 

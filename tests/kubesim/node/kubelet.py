@@ -36,7 +36,9 @@ from .environment import (
     resolve_env,
     service_env,
 )
+from .ephemeral import start_new as start_ephemeral
 from .hooks import run_handler
+from .identity import read_only_root, run_as
 from .images import NoCommand, home, lookup, process_args
 from .kubeproxy import close_relay, open_relay
 from .memory import memory_limit, watch_memory
@@ -125,6 +127,7 @@ class Kubelet:
             return
         if rt is not None:
             rt.pod = pod
+            start_ephemeral(rt, self._container_loop)
             if pod["spec"].get("readinessGates") and not rt.stopping:
                 self._publish(rt)  # a readiness gate's condition may have changed: Ready again
             if pod["metadata"].get("deletionTimestamp") and not rt.stopping:
@@ -328,14 +331,15 @@ class Kubelet:
                 waiting=lambda reason, msg: self._waiting(rt, crt, reason, msg),
             ):
                 continue
+            img = lookup(crt.image)
             try:
                 env = self._container_env(rt, c)
+                user = run_as(rt.pod, c, img)
             except ConfigError as e:
                 self._waiting(rt, crt, "CreateContainerConfigError", str(e))
                 self._event(rt, c, "Warning", "Failed", f"Error: {e}")
                 await asyncio.sleep(1.0)
                 continue
-            img = lookup(crt.image)
             command = [expand(a, env) for a in c.get("command") or []]
             args = [expand(a, env) for a in c.get("args") or []]
             if any(m in crt.image for m in self.cluster.knobs.crash_image_markers):
@@ -353,16 +357,13 @@ class Kubelet:
                 await asyncio.sleep(1.0)
                 continue
             hostname, _ = pod_hostname(rt.pod)
-            uid = int(
-                (c.get("securityContext") or {}).get("runAsUser")
-                or (rt.pod["spec"].get("securityContext") or {}).get("runAsUser")
-                or img.user
-            )
-            full_env = process_env(img.env, hostname, env, home(img, uid))
+            full_env = process_env(img.env, hostname, env, home(img, user[0]))
             self._event(rt, c, "Normal", "Created", f"Created container {c['name']}")
             sandbox = await self._ensure_sandbox(rt)
             try:
-                await start_process(rt, c, crt, argv, full_env, img, sandbox)
+                await start_process(
+                    rt, c, crt, argv, full_env, img, sandbox, user=user, read_only=read_only_root(c)
+                )
             except StartError as e:
                 self._event(rt, c, "Warning", "Failed", f"Error: {e.message}")
                 code, reason, message = 128, "StartError", e.message
@@ -584,6 +585,8 @@ class Kubelet:
             close_stdin(c)
         if rt.task is not None:
             rt.task.cancel()
+        for t in rt.ephemeral_tasks:
+            t.cancel()
         await self._destroy_net(rt)
 
     async def _terminate(self, rt: PodRuntime, *, grace: int, remove: bool) -> None:

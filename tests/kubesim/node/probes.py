@@ -12,12 +12,11 @@ the kubelet kill the container (then restarted per restartPolicy)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from concurrent.futures import Executor
 
 from ..storage.store import Obj
-from .containers import ContainerRuntime, PodRuntime, container_port
+from .containers import ContainerRuntime, PodRuntime, container_port, enter_command, kill_exec
 from .dial import DialError, exchange, tcp_probe
 
 KINDS = (("startup", "startupProbe"), ("liveness", "livenessProbe"), ("readiness", "readinessProbe"))
@@ -166,8 +165,7 @@ async def exec_sync(crt: ContainerRuntime, argv: list[str], timeout: float) -> t
         return None, ""
     try:
         p = await asyncio.create_subprocess_exec(
-            "/usr/bin/nsenter",
-            *("-t", str(crt.pid), "-m", "-n", "-r", "-w", "--"),
+            *enter_command(crt),
             *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -180,8 +178,7 @@ async def exec_sync(crt: ContainerRuntime, argv: list[str], timeout: float) -> t
     try:
         out, _ = await asyncio.wait_for(p.communicate(), timeout)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            p.kill()
+        kill_exec(p)
         await p.wait()
         return None, f'command "{" ".join(argv)}" timed out'
     return p.returncode, out.decode(errors="replace")[:10240]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..storage.store import Obj, now_rfc3339
+from .identity import bounding_set
 from .images import DEFAULT_PATH, Image, lookup_error, standin, start_error
 from .logpump import pump
 
@@ -70,13 +71,62 @@ def _mount_script(rt: PodRuntime, c: Obj, merged: Path, cdir: Path) -> list[str]
 
 # inside the container's root: wait for the runtime's go-ahead on stdin (runc's exec fifo), then
 # stdin becomes /dev/null (or stays the open pipe with `stdin: true`), enter the working directory
-# (runc creates it when missing) and exec the program
+# and run the program. This shell stays PID 1 of the container's PID namespace as a small init
+# (as `docker run --init`'s tini): the kernel drops a signal sent to a namespace's init that has
+# no handler for it, so a program that never installs a SIGTERM handler (python's http.server)
+# would ignore the kubelet's SIGTERM and wait out every grace period. It passes SIGTERM/SIGINT on
+# and exits with the program's status; it has the program's environment, user and root, so
+# `/proc/1/environ` and `/proc/1/root` show what the program sees.
 def _gate(keep_stdin: bool) -> str:
     return (
         "read -r go || exit 128; "
         + ("" if keep_stdin else "exec </dev/null; ")
-        + 'if [ -n "$0" ]; then mkdir -p "$0" && cd "$0"; fi; exec "$@"'
+        + 'if [ -n "$0" ]; then cd "$0" 2>/dev/null; fi; '
+        + "trap 'kill -TERM \"$c\" 2>/dev/null' TERM INT; "
+        # (dash gives an async list /dev/null as stdin unless it is redirected from another fd)
+        + 'exec 3<&0; "$@" 0<&3 3<&- & c=$!; exec 3<&-; '
+        + 'while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || exit "$s"; done'
     )
+
+
+def _setpriv(crt: ContainerRuntime, user: tuple[int, int]) -> str:
+    """The setpriv prefix that makes a process the container's: its capability bounding set, and
+    its user and group without supplementary groups (a non-root user keeps no capability)."""
+    parts = [f"--bounding-set={crt.caps}"] if crt.caps else []
+    if user != (0, 0):
+        parts += [f"--reuid={user[0]}", f"--regid={user[1]}", "--clear-groups"]
+    return f"/usr/bin/setpriv {' '.join(parts)} -- " if parts else ""
+
+
+def _pid_namespace(rt: PodRuntime, c: Obj) -> str | None:
+    """The PID namespace an ephemeral container with `targetContainerName` joins (the target's,
+    as containerd's NamespaceMode_TARGET); None: a namespace of its own."""
+    target = c.get("targetContainerName")
+    if not target:
+        return None
+    crt = rt.containers.get(target)
+    if crt is None or crt.pid is None:
+        raise StartError(
+            "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+            f'target container "{target}" is not running: unknown'
+        )
+    return f"/proc/{crt.pid}/ns/pid"
+
+
+async def _inner_pid(pid: int, proc: asyncio.subprocess.Process) -> int | None:
+    """The container's init: the child `unshare -p -f` (or `nsenter --pid`) forked."""
+    for _ in range(4000):
+        if proc.returncode is not None:
+            return None
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = f.read().split()
+        except OSError:
+            return None
+        if kids:
+            return int(kids[0])
+        await asyncio.sleep(0.005)
+    return None
 
 
 async def start_process(
@@ -87,9 +137,14 @@ async def start_process(
     env: dict[str, str],
     img: Image,
     sandbox: Sandbox,
+    *,
+    user: tuple[int, int] = (0, 0),
+    read_only: bool = False,
 ) -> None:
-    """Start `argv` as container `c`; on return it runs (crt.proc, crt.pid set). A program that
-    cannot be found raises StartError with the runtime's message, its process gone."""
+    """Start `argv` as container `c`, as `user` (uid, gid); on return it runs (crt.proc, crt.pid
+    set: crt.pid is its init, PID 1 of its PID namespace). A program that cannot be found raises
+    StartError with the runtime's message, its process gone."""
+    pid_ns = _pid_namespace(rt, c)
     cdir = rt.dir / "containers" / c["name"] / str(crt.restarts)
     for sub in ("upper", "work", "merged"):
         (cdir / sub).mkdir(parents=True, exist_ok=True)
@@ -99,8 +154,14 @@ async def start_process(
     workdir = c.get("workingDir") or img.workdir
     keep_stdin = bool(c.get("stdin"))
     lines = _mount_script(rt, c, merged, cdir)
+    if workdir:  # runc creates the working directory, as root, before it switches user
+        lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(merged / workdir.lstrip('/')))} || true")
+    if read_only:  # readOnlyRootFilesystem: the root read-only, its volumes as they are
+        lines.append(f"/usr/bin/mount -o remount,bind,ro {shlex.quote(str(merged))}")
+    crt.caps = bounding_set(c)
+    who = _setpriv(crt, user)
     lines.append(
-        f"exec /usr/sbin/chroot {shlex.quote(str(merged))} /bin/sh -c {shlex.quote(_gate(keep_stdin))} "
+        f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {who}/bin/sh -c {shlex.quote(_gate(keep_stdin))} "
         f"{shlex.quote(workdir)} {' '.join(shlex.quote(a) for a in run)}"
     )
     log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
@@ -110,13 +171,17 @@ async def start_process(
     gate_r, gate_w = os.pipe()
     log.write_bytes(b"")
     try:
+        # join the pod's network namespace, then a mount namespace of the container's own and a PID
+        # namespace of its own (unshare forks its init; it waits for it, SIGTERM blocked) or, for
+        # an ephemeral container with a target, the target's (nsenter forks into it)
+        ns_args = ["--pid=" + pid_ns] if pid_ns else []
+        unshare = ["/usr/bin/unshare", "-m"] + ([] if pid_ns else ["-p", "-f"])
         proc = await asyncio.create_subprocess_exec(
-            # join the pod's network namespace, then a mount namespace of the container's own
             "/usr/bin/nsenter",
             f"--net={sandbox.netns}",
+            *ns_args,
             "--",
-            "/usr/bin/unshare",
-            "-m",
+            *unshare,
             "--propagation",
             "private",
             "--",
@@ -134,13 +199,15 @@ async def start_process(
         os.close(gate_r)
     assert proc.stdout is not None
     crt.log_pump = asyncio.get_running_loop().create_task(pump(proc.stdout, log))
-    crt.proc, crt.pid, crt.env = proc, proc.pid, env
+    inner = await _inner_pid(proc.pid, proc)
+    crt.proc, crt.pid, crt.env = proc, inner or proc.pid, env
+    crt.uid, crt.gid = user
     crt.log_paths.append(log)
     crt.container_id = "containerd://" + os.urandom(32).hex()
     # wait until the process sits in its own root (chroot done) and looks the program up there
-    root = f"/proc/{proc.pid}/root"
+    root = f"/proc/{crt.pid}/root"
     chrooted = False
-    for _ in range(4000):
+    for _ in range(4000 if inner else 0):
         if proc.returncode is not None:
             break
         try:

@@ -30,7 +30,8 @@ def image_id(image: str) -> str:
 
 
 def container_statuses(rt: PodRuntime, field: str = "containers") -> list[Obj]:
-    """status.containerStatuses (or, with `field="initContainers"`, initContainerStatuses)."""
+    """status.containerStatuses (or, with `field="initContainers"`, initContainerStatuses; with
+    "ephemeralContainers", ephemeralContainerStatuses)."""
     statuses = []
     waiting = "PodInitializing" if rt.pod["spec"].get("initContainers") else "ContainerCreating"
     for c in rt.pod["spec"].get(field) or []:
@@ -49,7 +50,8 @@ def container_statuses(rt: PodRuntime, field: str = "containers") -> list[Obj]:
         # the state just ended is `state.terminated` until the kubelet acts on it; afterwards (a
         # waiting or running successor) it is `lastState.terminated`
         last = crt.last_exit if crt.state != "terminated" else crt.prev_exit
-        ready = crt.state == "running" and crt.ready
+        # an ephemeral container is never ready (it has no probes and serves nothing)
+        ready = crt.state == "running" and crt.ready and field != "ephemeralContainers"
         if field == "initContainers" and c.get("restartPolicy") != "Always":
             # a completed init container is ready (kubelet_pods.go convertToAPIContainerStatuses)
             ready = crt.state == "terminated" and (crt.last_exit or {}).get("exitCode") == 0
@@ -173,6 +175,8 @@ def apply_status(p: Obj, rt: PodRuntime, host_ip: str) -> None:
     status["containerStatuses"] = statuses
     if inits:
         status["initContainerStatuses"] = init_statuses
+    if p["spec"].get("ephemeralContainers"):
+        status["ephemeralContainerStatuses"] = container_statuses(rt, "ephemeralContainers")
     status["qosClass"] = qos_class(p["spec"])
 
 

@@ -33,7 +33,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
     Resource("", "v1", "nodes", "Node", False, ("no",), ("status",)),
     Resource(
-        "", "v1", "pods", "Pod", True, ("po",), ("attach", "exec", "log", "portforward", "proxy", "status")
+        "", "v1", "pods", "Pod", True, ("po",), ("attach", "ephemeralcontainers", "exec", "log", "portforward", "proxy", "status")
     ),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
@@ -140,6 +140,7 @@ def resource_list(group: str, version: str, reviews: bool = True) -> dict[str, o
                 "token": ["create"],
                 "attach": ["create", "get"],
                 "exec": ["create", "get"],
+                "ephemeralcontainers": ["get", "patch", "update"],
                 "portforward": ["create", "get"],
                 "log": ["get"],
                 "proxy": ["create", "delete", "get", "patch", "update"],

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from verify.flow.probe.debugger import Debugger
 from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
 from verify.kube.api import Api
 from verify.kube.credentials import BearerToken
@@ -18,6 +19,8 @@ from verify.model import ContainerObservation, Expectations, PodObservation, Pod
 
 # exec failures after which the pod itself may be gone (deleted while it was being inspected)
 _MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")
+# the probe cannot run in the image itself: a debug container (--debug-image) can read it instead
+_NEEDS_DEBUG = ("no_shell", "tool_missing")
 
 
 class Inspector:
@@ -34,6 +37,8 @@ class Inspector:
         api: Api | None = None,
         token: BearerToken | None = None,
         slots: threading.BoundedSemaphore | None = None,
+        debug_image: str | None = None,
+        dry_run: bool = False,
     ) -> None:
         self.run_key = run_key or RunKey()
         self.transport = Exec(configuration=configuration, token=token)
@@ -44,33 +49,52 @@ class Inspector:
         self.concurrency = concurrency
         # one budget of parallel execs for the whole run, however many workloads inspect at once
         self.slots = slots or threading.BoundedSemaphore(concurrency)
+        self.debugger = (
+            Debugger(
+                api=api, transport=self.transport, image=debug_image, run_key=self.run_key, dry_run=dry_run
+            )
+            if debug_image and api is not None
+            else None
+        )
 
     def inspect_container(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
         with self.slots:
             obs = self._exec(namespace=namespace, pod=pod, container=container, expectations=expectations)
+            if obs.error is not None and obs.error.code in _NEEDS_DEBUG and self.debugger is not None:
+                obs = self.debugger.inspect(
+                    namespace=namespace,
+                    pod=pod,
+                    container=container,
+                    expectations=expectations,
+                    limit=self._limit(),
+                )
         if obs.error is not None and obs.error.code in _MAYBE_GONE:
             gone = None if self.api is None else pod_gone(api=self.api, namespace=namespace, pod=pod)
             if gone is not None:
                 return ContainerObservation(container=container, error=gone)
         return obs
 
+    def _limit(self) -> float:
+        """One exec's budget: --exec-timeout, and never past the run's --timeout."""
+        if self.deadline is None:
+            return self.exec_timeout
+        return min(self.exec_timeout, self.deadline.remaining())
+
     def _exec(
         self, *, namespace: str, pod: PodTarget, container: str, expectations: Expectations
     ) -> ContainerObservation:
         # One budget per exec, retries of a refused upgrade included: --exec-timeout, and never
         # past the run's --timeout.
-        limit = self.exec_timeout
-        if self.deadline is not None:
-            limit = min(limit, self.deadline.remaining())
-            if limit <= 0:
-                return ContainerObservation(
-                    container=container,
-                    error=Uninspectable(
-                        "timeout", "the run's --timeout ran out before this exec", permanent=False
-                    ),
-                )
+        limit = self._limit()
+        if self.deadline is not None and limit <= 0:
+            return ContainerObservation(
+                container=container,
+                error=Uninspectable(
+                    "timeout", "the run's --timeout ran out before this exec", permanent=False
+                ),
+            )
         result = self.transport.run(
             namespace=namespace,
             pod=pod.name,

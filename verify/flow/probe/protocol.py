@@ -12,12 +12,20 @@ from importlib import resources
 
 from verify.model import ContainerObservation, Expectations, Uninspectable
 
+
+def _wire(name: str) -> str:
+    """What is sent: every exec carries the script URL-encoded in its query, so comments and
+    indentation would cost each exec's encoding, request and parse (and the pod's sh) for nothing."""
+    text = resources.files("verify.flow.probe").joinpath(name).read_text(encoding="utf-8")
+    return "\n".join(
+        line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    )
+
+
 PROBE = resources.files("verify.flow.probe").joinpath("probe.sh").read_text(encoding="utf-8")
-# What is sent: every exec carries the script URL-encoded in its query, so comments and
-# indentation would cost each exec's encoding, request and parse (and the pod's sh) for nothing.
-WIRE_PROBE = "\n".join(
-    line.strip() for line in PROBE.splitlines() if line.strip() and not line.lstrip().startswith("#")
-)
+WIRE_PROBE = _wire("probe.sh")
+# run in rollout-verify's ephemeral debug container: reads the target's /proc/1 (debug_probe.sh)
+WIRE_DEBUG_PROBE = _wire("debug_probe.sh")
 
 
 class RunKey:
@@ -44,6 +52,11 @@ PROBE_ARGV = ("sh", "-c", WIRE_PROBE, "rollout-verify")
 def probe_argv() -> list[str]:
     """The exec's command: the same for every container and every run, whatever is expected."""
     return list(PROBE_ARGV)
+
+
+def debug_probe_argv() -> list[str]:
+    """The exec's command in a debug container: the same input and answer lines as probe_argv's."""
+    return ["sh", "-c", WIRE_DEBUG_PROBE, "rollout-verify"]
 
 
 def _line(arg: str) -> str:
@@ -104,9 +117,20 @@ def parse_probe(
                 container=container,
                 error=Uninspectable(
                     "tool_missing",
-                    f"tool missing: {rest[:40]} (the probe needs it in the image; a restart cannot add it)",
+                    f"tool missing: {rest[:40]} (the probe needs it in the image; a restart cannot add it; "
+                    "--debug-image brings it in an ephemeral debug container)",
                     permanent=True,
                 ),
+            )
+        elif kind == "notarget":
+            why = (
+                "the debug container cannot read the target's process (/proc/1): it runs as another "
+                "user; give the container a runAsUser (the debug container takes the same)"
+                if rest == "denied"
+                else "the debug container does not share the target's process namespace"
+            )
+            return ContainerObservation(
+                container=container, error=Uninspectable("debug_failed", why, permanent=True)
             )
         elif kind == "end":
             ended = True
