@@ -1,5 +1,5 @@
 """Building the clients from the kubeconfig (or the in-cluster service account): httpx for REST
-and watches, the official client's Configuration for exec."""
+and watches, and the `Endpoint` (kube.endpoint) the exec transport reads."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import cloud, loading, plugins, proxies, tls
+from verify.kube import cloud, endpoint, loading, plugins, proxies, tls
 from verify.kube.credentials import BearerToken, ConfigAuth
+from verify.kube.endpoint import Endpoint
 from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
 
@@ -24,7 +25,7 @@ from verify.redact import looks_like_content, one_line, shown_path, without_user
 class Connection:
     host: str  # the server's URL as messages show it: without any user:password@
     namespace: str
-    configuration: Any  # kubernetes.client.Configuration, for exec
+    configuration: Endpoint  # for exec
     http: httpx.Client
     token: BearerToken
     # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
@@ -50,25 +51,20 @@ def connect(
     """Load credentials as kubectl does (kube.loading: --kubeconfig, else every $KUBECONFIG file
     merged, else ~/.kube/config, and the in-cluster service account only when none yields a
     config), from `environ` (the process's own by default)."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
     env = os.environ if environ is None else environ
-    cfg = client.Configuration()
+    cfg: Endpoint
     files = loading.chain(explicit=kubeconfig, environ=env)
     plugin: _Plugin | None = None
     try:
         if files.files:
             merged = loading.merge(files.files)
             plugin = _run_plugin(merged, context=context, timeout=timeout, environ=env)
-            config.load_kube_config_from_dict(
-                merged, context=context, client_configuration=cfg, persist_config=False
-            )
+            cfg = endpoint.from_kubeconfig(merged, context=context)
             kubeconfig_proxy = _proxy_url(merged, context)
             namespace = loading.context_namespace(merged, context)
             context_name = context or str(merged.get("current-context") or "")
         elif kubeconfig is None and context is None and loading.in_cluster(env):
-            config.load_incluster_config(client_configuration=cfg)
+            cfg = endpoint.in_cluster(env)
             kubeconfig_proxy = None
             namespace = loading.in_cluster_namespace(env)
             context_name = ""
@@ -86,7 +82,7 @@ def connect(
                 else f"none of its {len(files.wanted)} files exists"
             )
             raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
-    except ConfigException as e:
+    except endpoint.KubeconfigInvalid as e:
         first = str(e).splitlines()[0] if str(e) else "invalid configuration"
         raise KubeConfigError(
             f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"

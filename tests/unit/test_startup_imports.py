@@ -1,0 +1,54 @@
+"""What a run imports before its first request to the cluster: importing the official `kubernetes`
+package (~0.4 s of CPU: every generated API and model class) or a cloud SDK there is most of
+rollout-verify's start-up, so neither may creep back in (`make bench` prints the start-up time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.helpers import REPO
+
+HEAVY = ("kubernetes", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
+
+_CONNECT = """
+import json, os, sys
+from verify.cli import run  # noqa: F401  (what `python -m verify` imports)
+from verify.config.job import load_job
+from verify.kube.connection import connect
+job = load_job(argv=["--deployment", "web", "--expect-env", "A"], environ=os.environ)
+connection = connect(kubeconfig=None, context=None, environ=os.environ)
+connection.close()
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def _kubeconfig(path: Path) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True},
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+def test_connecting_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Path) -> None:
+    env = {"KUBECONFIG": str(_kubeconfig(tmp_path / "kc")), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", _CONNECT], env=env, cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out))
+    assert "httpx" in loaded and "verify" in loaded  # it did connect
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
