@@ -16,6 +16,8 @@ HEAVY = ("kubernetes", "google", "botocore", "boto3", "azure", "msal", "requests
 _CONNECT = """
 import json, os, sys
 from verify.cli import run  # noqa: F401  (what `python -m verify` imports)
+from verify.flow.run import execute  # noqa: F401  (and what a run imports: the flow, the execs)
+from verify.kube.exec import Exec  # noqa: F401
 from verify.config.job import load_job
 from verify.kube.connection import connect
 job = load_job(argv=["--deployment", "web", "--expect-env", "A"], environ=os.environ)
@@ -44,7 +46,7 @@ def _kubeconfig(path: Path) -> Path:
     return path
 
 
-def test_connecting_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Path) -> None:
+def test_a_run_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Path) -> None:
     env = {"KUBECONFIG": str(_kubeconfig(tmp_path / "kc")), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [sys.executable, "-c", _CONNECT], env=env, cwd=REPO, capture_output=True, text=True, check=True

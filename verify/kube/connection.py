@@ -102,6 +102,7 @@ def connect(
         )
     except (OSError, ValueError) as e:
         raise _unloadable(e) from None
+    cfg.ssl_context = verify
     # HTTP checks take up to `concurrency` connections; each of up to 16 workloads verified at
     # once holds one watch and makes one REST call at a time
     limits = httpx.Limits(max_connections=concurrency + 20, max_keepalive_connections=concurrency + 20)
@@ -113,12 +114,12 @@ def connect(
 
     # the kubeconfig's `proxy-url` (else HTTPS_PROXY/NO_PROXY from the environment, as kubectl) and
     # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
-    # watches and pod-proxy checks alike; the official client's exec reads both from `cfg`
+    # watches and pod-proxy checks alike; the exec WebSocket (kube.stream) reads both from `cfg`
     _set_proxy(cfg, kubeconfig_proxy, env)
     proxy = cfg.proxy or None
     if proxy and not proxy.lower().startswith(("http://", "https://")):
-        # kubectl also speaks socks5; the official client's exec (the WebSocket every probe
-        # opens) speaks HTTP CONNECT only (stream/ws_client.py websocket_proxycare), so a SOCKS
+        # kubectl also speaks socks5; the exec WebSocket (kube.stream, as the official client's
+        # stream/ws_client.py websocket_proxycare) speaks HTTP CONNECT only, so a SOCKS
         # proxy would carry the REST calls and fail every pod: refuse before any request
         scheme = proxy.split("://", 1)[0] if "://" in proxy else proxy
         raise KubeConfigError(
@@ -178,8 +179,8 @@ def _set_proxy(cfg: Any, kubeconfig_proxy: str | None, environ: Mapping[str, str
     chosen = proxies.normalized(kubeconfig_proxy) if kubeconfig_proxy else None
     cfg.proxy = chosen or proxies.from_environment(cfg.host, environ)
     cfg.no_proxy = "no-proxy.invalid" if cfg.proxy else "*"
-    # ws_client applies `no_proxy` (and a proxy's credentials) only when proxy or proxy_headers is
-    # set (create_websocket -> websocket_proxycare); its Basic header is how a proxy-url's
+    # kube.stream (as ws_client) applies `no_proxy` (and a proxy's credentials) only when proxy or
+    # proxy_headers is set (create_websocket -> websocket_proxycare); its Basic header is how a proxy-url's
     # user:password reaches the exec WebSocket (httpx reads them from the URL itself)
     cfg.proxy_headers = proxies.exec_headers(cfg.proxy)
     if not cfg.proxy:

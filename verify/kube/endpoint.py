@@ -17,6 +17,7 @@ import base64
 import contextlib
 import datetime as dt
 import os
+import ssl
 import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -52,6 +53,8 @@ class Endpoint:
         self.refresh_api_key_hook: Callable[[Endpoint], None] | None = None
         self.username: str | None = None
         self.password: str | None = None
+        # built once from the fields above (kube.tls), shared by REST calls and every exec
+        self.ssl_context: ssl.SSLContext | None = None
 
     def get_api_key_with_prefix(self, identifier: str, alias: str | None = None) -> str | None:
         """The `Authorization` value after the refresh hook, as Configuration's method of this name."""
