@@ -41,7 +41,7 @@ def _tls(cluster: dict[str, Any]) -> ssl.SSLContext:
 
 
 def _exec(server: str, ctx: ssl.SSLContext, token: str, path: str, query: str, stdin: bytes) -> bool:
-    ws = websocket.WebSocket(sslopt={"context": ctx})
+    ws = websocket.WebSocket(sslopt={"context": ctx}, skip_utf8_validation=True)
     ws.connect(
         f"wss://{server.split('://', 1)[1]}{path}?{query}",
         header=[f"authorization: Bearer {token}", "sec-websocket-protocol: v4.channel.k8s.io"],
@@ -57,7 +57,7 @@ def _exec(server: str, ctx: ssl.SSLContext, token: str, path: str, query: str, s
                 status += data[1:]
         return json.loads(status or b"{}").get("status") == "Success"
     finally:
-        ws.close()
+        ws.shutdown()  # the server has closed the stream: no closing handshake to wait for
 
 
 def main(argv: list[str]) -> int:

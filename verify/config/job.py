@@ -15,7 +15,7 @@ from verify.config.file import TargetSpec, load_targets
 from verify.config.flags import parse
 from verify.config.messages import error_message
 from verify.config.naming import ENV_CUTOFF, ENV_PREFIX, FLAGS, config_error, did_you_mean, env_var
-from verify.config.settings import Settings, using_environ
+from verify.config.settings import Settings
 from verify.config.values import parse_target
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
@@ -179,8 +179,7 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     namespace.deployment = deployments[0] if deployments else None
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
-        with using_environ(environ):
-            return Settings(**overrides)
+        return Settings.from_sources(environ=environ, flags=overrides)
     except ValidationError as exc:
         loc, message = error_message(exc)
         field = str(loc[0]) if loc else ""
