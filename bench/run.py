@@ -103,7 +103,14 @@ def web(cluster: Cluster, pods: int) -> None:
             },
         )
     )
-    cluster.wait_for(lambda: cluster.rollout_complete("web"), timeout=600, what=f"{pods} pods")
+
+    def complete() -> bool:
+        try:
+            return cluster.rollout_complete("web")
+        except TimeoutError:  # kubesim's loop busy starting 1,000 pods' processes: ask again
+            return False
+
+    cluster.wait_for(complete, timeout=900, what=f"{pods} pods")
 
 
 def verify_cmd(kc: str, concurrency: int) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.support.helpers import REPO
 
-HEAVY = ("kubernetes", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
+HEAVY = ("kubernetes", "pydantic_settings", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
 
 _CONNECT = """
 import json, os, sys
