@@ -20,8 +20,11 @@ busybox:
 	test -x $(BIN)/busybox || ( tmp=$$(mktemp -d) && cd $$tmp && apt-get download -q busybox-static \
 	  && dpkg-deb -x busybox-static_*.deb root && cp root/bin/busybox $(abspath $(BIN))/busybox; rm -rf $$tmp )
 
+# the suite mostly waits (kubesim rollouts, probes, backoffs), so 4 workers on 2 cores cut it from
+# ~10 min to ~3; each test builds its own cluster on its own ports. TEST_JOBS=0 runs it serially.
+TEST_JOBS ?= 4
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS)
 
 lint: venv
 	$(BIN)/ruff check verify tests bench tools

@@ -5,13 +5,19 @@ over real HTTP to kubesim, with a ServiceAccount set up by kubectl only (`create
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import yaml
 
 from tests.kubesim import Cluster, Knobs
-from tests.support.helpers import REPO, Outcome, deployment, http_app_deployment, run_verify
+from tests.support.helpers import (
+    REPO,
+    Outcome,
+    deployment,
+    http_app_deployment,
+    run_verify,
+    since_first_request,
+)
 from tests.support.kubectl import Kubectl
 
 HOLD = {"rollout-verify.test/hold": "true"}  # a label no node has: the new pods never schedule
@@ -69,11 +75,12 @@ def test_a_least_privilege_token_fails_at_once_naming_every_missing_rule(
     kc = token_kubeconfig(cluster, kubectl, tmp_path)
     stuck_rollout(cluster)
     cluster.reset_counts()
-    started = time.monotonic()
+    cluster.mark()
     out = run_verify("--deployment", "web", kubeconfig=kc, tmp_path=tmp_path)
-    took = time.monotonic() - started
+    took = since_first_request(cluster)
     assert out.code == 3, out.everything
-    assert took < 2.0, f"the preflight took {took:.2f}s"
+    # at once: the stuck rollout is never waited for (--timeout is 10m); seconds even on a loaded machine
+    assert took < 5.0, f"the preflight took {took:.2f}s"
     assert named_rules(out) == MISSING, out.everything
     assert "in namespace default: `" in out.report["message"]
     # nothing waited on, nothing exec'd, nothing restarted: only reads and the reviews

@@ -51,7 +51,9 @@ def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: 
     stalled = [(at, line) for at, line in seen if "still waiting" in line]
     assert stalled, "\n".join(line for _, line in seen)
     at, line = stalled[0]
-    assert at < 15, (at, line)
+    # timed from the run's first line (its wait begins there), not the spawn a loaded machine stretches:
+    # the 10 s without change, then a rollout check at most a few seconds later; --timeout is 45 s
+    assert at - seen[0][0] < 20, (seen[0], at, line)
     assert "deployment web: still waiting: Waiting for deployment" in line
     assert "ImagePullBackOff" in line or "ErrImagePull" in line, line
     assert len(stalled) == 1  # the next one is 30 s later
@@ -70,7 +72,9 @@ def test_an_unreachable_api_server_is_reported_while_retrying(tmp_path: Path) ->
     retrying = [(at, line) for at, line in seen if "retrying until" in line]
     assert retrying, "\n".join(line for _, line in seen)
     at, line = retrying[0]
-    assert 9 < at < 20, (at, line)  # the first retry past 10 s, after a wait of at most 5 s
+    # the first retry past 10 s, after a wait of at most 5 s; timed from the spawn (the notice is the
+    # first line), so a loaded machine's slow interpreter start gets room, still far below --timeout
+    assert 9 < at < 30, (at, line)
     assert "cannot reach the API server at https://127.0.0.1:1" in line and "(--timeout)" in line, line
 
 

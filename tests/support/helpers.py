@@ -421,3 +421,14 @@ def daemonset(
         containers=containers,
         spec=spec,
     )
+
+
+def since_first_request(cluster: Any) -> float:
+    """Seconds from the first API request the cluster saw (after `cluster.mark()`) until now.
+
+    A deadline test measures from here, not from the process spawn: the interpreter's start under a
+    loaded machine (2 cores shared with other test workers) is not the run's budget, and timing it
+    made such tests fail at load 10+ while the product kept its deadline."""
+    seen_at = list(cluster.first_seen.values()) if cluster.first_seen else []
+    assert seen_at, "the run sent no request to the cluster (call cluster.mark() before it)"
+    return time.monotonic() - min(seen_at)

@@ -29,14 +29,13 @@ DIGITS = "7" * 5000
 
 def _child(args: list[str]) -> tuple[int, str, float, int]:
     """Run the CLI as the only child of a fresh interpreter and read that interpreter's
-    RUSAGE_CHILDREN: the peak RSS of rollout-verify alone."""
+    RUSAGE_CHILDREN: the peak RSS and the CPU seconds of rollout-verify alone. CPU time, not wall
+    time: a loaded machine stretches the wall clock of an honest run, never its CPU time."""
     probe = (
-        "import resource, subprocess, sys, time\n"
-        "t0 = time.monotonic()\n"
+        "import resource, subprocess, sys\n"
         "p = subprocess.run([sys.executable, '-m', 'verify', *sys.argv[1:]], capture_output=True, text=True)\n"
-        "took = time.monotonic() - t0\n"
-        "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-        "print(p.returncode, took, rss, sep='\\n')\n"
+        "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(p.returncode, use.ru_utime + use.ru_stime, use.ru_maxrss, sep='\\n')\n"
         "sys.stdout.write(p.stderr + p.stdout)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_", "KUBECONFIG"))}
@@ -67,7 +66,7 @@ def test_a_config_bomb_is_exit_2_within_a_second_in_little_memory(
     path.write_text(content)
     code, text, took, rss_kib = _child(["--config", str(path)])
     assert code == 2, text
-    assert took < 1.0, took  # the whole run of rollout-verify, interpreter start included
+    assert took < 1.0, took  # CPU seconds of the whole run, interpreter start included (the bomb: 67 s)
     assert rss_kib < 200 * 1024, rss_kib
     lines = text.strip().splitlines()
     assert len(lines) == 1 and field in lines[0], text
