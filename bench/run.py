@@ -88,32 +88,45 @@ def peak_rss(cmd: list[str], env: dict[str, str]) -> tuple[float, int, float]:
     return wall, proc.returncode, kib / 1024
 
 
-def web(cluster: Cluster, pods: int) -> None:
+PART_OF = "app.kubernetes.io/part-of"
+
+
+def web(cluster: Cluster, pods: int, *, workloads: int = 0) -> None:
+    """One Deployment `web` of `pods` pods; or, with `workloads`, that many Deployments w0, w1, ...
+    of `pods` pods each, labelled part-of=bench (Deployment and pods), found by --selector."""
     cluster.apply(configmap("web-config", {"app.conf": "mode=prod\n"}))
-    cluster.apply(
-        deployment(
-            "web",
-            replicas=pods,
-            env=[{"name": "FEATURE_CREDENTIAL", "value": "bench"}],
-            volumes=[{"name": "conf", "configMap": {"name": "web-config"}}],
-            mounts=[{"name": "conf", "mountPath": "/etc/web"}],
-            strategy={
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": "100%"},
-            },
-        )
-    )
+    names = [f"w{i}" for i in range(workloads)] if workloads else ["web"]
+    for name in names:
+        obj = _web_deployment(name, pods)
+        if workloads:
+            obj["metadata"]["labels"] = {PART_OF: "bench"}
+            obj["spec"]["template"]["metadata"]["labels"][PART_OF] = "bench"
+        cluster.apply(obj)
 
     def complete() -> bool:
         try:
-            return cluster.rollout_complete("web")
+            return all(cluster.rollout_complete(n) for n in names)
         except TimeoutError:  # kubesim's loop busy starting 1,000 pods' processes: ask again
             return False
 
-    cluster.wait_for(complete, timeout=900, what=f"{pods} pods")
+    cluster.wait_for(complete, timeout=900, what=f"{len(names)} x {pods} pods")
 
 
-def verify_cmd(kc: str, concurrency: int) -> list[str]:
+def _web_deployment(name: str, pods: int) -> dict[str, Any]:
+    return deployment(
+        name,
+        replicas=pods,
+        env=[{"name": "FEATURE_CREDENTIAL", "value": "bench"}],
+        volumes=[{"name": "conf", "configMap": {"name": "web-config"}}],
+        mounts=[{"name": "conf", "mountPath": "/etc/web"}],
+        strategy={
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": "100%"},
+        },
+    )
+
+
+def verify_cmd(kc: str, concurrency: int, *, selector: bool = False) -> list[str]:
     digest = hashlib.sha256(b"mode=prod\n").hexdigest()
     return [
         sys.executable,
@@ -121,8 +134,7 @@ def verify_cmd(kc: str, concurrency: int) -> list[str]:
         "verify",
         "--kubeconfig",
         kc,
-        "--deployment",
-        "web",
+        *(["--selector", f"{PART_OF}=bench"] if selector else ["--deployment", "web"]),
         "--expect-env",
         "FEATURE_CREDENTIAL",
         "--expect-file",
@@ -138,7 +150,7 @@ def floor_cmd(kc: str, spec: str) -> list[str]:
     return [sys.executable, "-m", "bench.floor", kc, spec]
 
 
-def floor_spec(concurrency: int) -> str:
+def floor_spec(concurrency: int, *, selector: str = "app=web") -> str:
     """The floor's SPEC.json: the product's own probe command and input for the bench's
     expectations (one env key, one file), so (b) and (c) ask the pods for exactly the same work."""
     from verify.flow.probe.protocol import probe_argv, probe_input
@@ -153,7 +165,7 @@ def floor_spec(concurrency: int) -> str:
         argv=probe_argv(),
         stdin=probe_input(expected),
         concurrency=concurrency,
-        selector="app=web",
+        selector=selector,
         container="app",
     )
 
@@ -217,37 +229,41 @@ def nodes_for(pods: int) -> int:
 
 
 def measure(
-    pods: int, latency: float, concurrency: int, rounds: int, gate: bool, tmp: Path
+    pods: int, latency: float, concurrency: int, rounds: int, gate: bool, tmp: Path, *, workloads: int = 0
 ) -> dict[str, Any]:
     """(b) rollout-verify and (c) the floor, alternately (b c, c b, b c, ...) so drift in the
-    shared machine's load falls on both; then one more (b) for its request counts and peak RSS."""
-    with Cluster(nodes=nodes_for(pods), knobs=Knobs(exec_latency=latency, sync_period=600)) as cluster:
-        kc = cluster.write_kubeconfig(tmp / f"kc-{pods}")
+    shared machine's load falls on both; then one more (b) for its request counts and peak RSS.
+    With `workloads`, that many Deployments of `pods` pods, verified through --selector."""
+    total = pods * max(1, workloads)
+    with Cluster(nodes=nodes_for(total), knobs=Knobs(exec_latency=latency, sync_period=600)) as cluster:
+        kc = cluster.write_kubeconfig(tmp / f"kc-{total}-{workloads}")
         env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
-        web(cluster, pods)
-        spec = floor_spec(concurrency)
+        web(cluster, pods, workloads=workloads)
+        spec = floor_spec(concurrency, selector=f"{PART_OF}=bench" if workloads else "app=web")
+        command = verify_cmd(kc, concurrency, selector=bool(workloads))
         b, c = Runs(), Runs()
         try:
             for i in range(rounds):
-                pair = [(b, verify_cmd(kc, concurrency)), (c, floor_cmd(kc, spec))]
+                pair = [(b, command), (c, floor_cmd(kc, spec))]
                 for runs, cmd in pair if i % 2 == 0 else pair[::-1]:
                     runs.add(cluster, cmd, env)
         finally:
             os.unlink(spec)
         cluster.reset_counts()
         own0, kids0 = time.process_time(), _children_cpu()
-        b_wall, b_code, _, _ = run_child(verify_cmd(kc, concurrency), env)
+        b_wall, b_code, _, _ = run_child(command, env)
         # kubesim runs in this process; the processes its execs start are its reaped children
         sim_cpu = time.process_time() - own0 + _children_cpu() - kids0 - LAST_CPU[0]
         counts = dict(cluster.requests.counts)
-        rss = peak_rss(verify_cmd(kc, concurrency), env)[2]
+        rss = peak_rss(command, env)[2]
         a_wall, present = math.nan, -1
         if gate:
             a_wall, _, _, a_out = run_child(["bash", "-c", GATE], env)
             present = a_out.count("present")
     execs = counts.get(("create", "pods/exec"), 0)
     return {
-        "pods": pods,
+        "pods": total,
+        "workloads": workloads,
         "b": b,
         "c": c,
         "a": a_wall,
@@ -259,7 +275,7 @@ def measure(
         "requests": sum(counts.values()),
         "execs": execs,
         "pod_gets": counts.get(("get", "pods"), 0),
-        "waves": latency * math.ceil(pods / concurrency),
+        "waves": latency * math.ceil(total / concurrency),
     }
 
 
@@ -350,6 +366,8 @@ def report(r: dict[str, Any], concurrency: int) -> None:
     codes = f"exit {','.join(str(x) for x in b.codes)}" + (
         "" if set(c.codes) == {0} else f"; (c) exit {c.codes}"
     )
+    if r["workloads"]:
+        print(f"{r['workloads']} Deployments of {pods // r['workloads']} pods, by --selector:")
     print(
         f"{pods:5d} pods  (b) {bw:6.2f} s wall {bc:5.2f} s CPU   (c) {cw:6.2f} s wall {cc:5.2f} s CPU   "
         f"(b)/(c) wall {bw / cw:.2f}  CPU {bc / cc:.2f}   ({codes})"
@@ -362,8 +380,9 @@ def report(r: dict[str, Any], concurrency: int) -> None:
         f"(c) {(cw - cs) / pods * 1000:.2f} ms wall {(cc - csc) / pods * 1000:.2f} ms CPU"
     )
     others = r["requests"] - r["execs"]
+    per_workload = f", {others / r['workloads']:.1f} per workload" if r["workloads"] else ""
     print(
-        f"      API requests: {r['execs']} execs for {pods} containers + {others} others "
+        f"      API requests: {r['execs']} execs for {pods} containers + {others} others{per_workload} "
         f"({r['pod_gets']} single-pod GETs); peak RSS {r['rss']:.1f} MiB; kubesim CPU {r['sim_cpu']:.2f} s "
         f"beside (b)'s; context: latency x ceil(pods / {concurrency}) = {r['waves']:.2f} s, "
         f"(b) / that = {bw / r['waves']:.2f}"
@@ -405,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.1, help="seconds kubesim adds to every exec")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--gate-max", type=int, default=200, help="run the shell gate (a) up to this many pods")
+    ap.add_argument(
+        "--workloads", default="100x10", help="WxP: W Deployments of P pods by --selector (0 to skip)"
+    )
     ap.add_argument("--detect-runs", type=int, default=20)
     args = ap.parse_args(argv)
     sizes = [args.pods] if args.pods else [int(n) for n in args.sizes.split(",") if n.strip()]
@@ -421,6 +443,10 @@ def main(argv: list[str] | None = None) -> int:
             report(r, args.concurrency)
             results.append(r)
         growth(results)
+        if args.workloads not in ("", "0"):
+            count, per = (int(n) for n in args.workloads.lower().split("x"))
+            r = measure(per, args.latency, args.concurrency, args.rounds, False, tmp, workloads=count)
+            report(r, args.concurrency)
         if args.detect_runs:
             ours, theirs = detection(args.detect_runs, tmp)
             print(
