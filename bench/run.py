@@ -178,6 +178,7 @@ class Runs:
     cpu: list[float] = field(default_factory=list)
     start: list[float] = field(default_factory=list)
     start_cpu: list[float] = field(default_factory=list)
+    to_exec: list[float] = field(default_factory=list)  # first request -> first exec
     codes: list[int] = field(default_factory=list)
 
     def add(self, cluster: Cluster, cmd: list[str], env: dict[str, str]) -> None:
@@ -193,7 +194,10 @@ class Runs:
         watcher[0].join()
         self.wall.append(wall)
         self.cpu.append(LAST_CPU[0])
-        self.start.append(min((cluster.first_seen or {}).values(), default=math.nan) - LAST_START[0])
+        seen = cluster.first_seen or {}
+        first = min(seen.values(), default=math.nan)
+        self.start.append(first - LAST_START[0])
+        self.to_exec.append(seen.get(("create", "pods/exec"), math.nan) - first)
         self.start_cpu.append(cpu_then[0] if cpu_then else math.nan)
         self.codes.append(code)
 
@@ -378,6 +382,10 @@ def report(r: dict[str, Any], concurrency: int) -> None:
         f"{csc:.2f} s CPU   per pod after it: "
         f"(b) {(bw - bs) / pods * 1000:.2f} ms wall {(bc - bsc) / pods * 1000:.2f} ms CPU, "
         f"(c) {(cw - cs) / pods * 1000:.2f} ms wall {(cc - csc) / pods * 1000:.2f} ms CPU"
+    )
+    print(
+        f"      first exec after the first request (waiting, listing, planning): (b) {b.med('to_exec'):.3f} s  "
+        f"(c) {c.med('to_exec'):.3f} s"
     )
     others = r["requests"] - r["execs"]
     per_workload = f", {others / r['workloads']:.1f} per workload" if r["workloads"] else ""

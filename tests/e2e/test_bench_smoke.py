@@ -20,6 +20,7 @@ def test_bench_smoke_run_prints_every_ratio(capsys: pytest.CaptureFixture[str]) 
         r"start-up to the first API request: \(b\) [\d.]+ s wall [\d.]+ s CPU  \(c\) [\d.]+ s wall [\d.]+ s CPU", out
     )
     assert "nan" not in out
+    assert re.search(r"first exec after the first request \(waiting, listing, planning\): \(b\) [\d.]+ s", out)
     assert re.search(r"5 execs for 5 containers \+ \d+ others \(0 single-pod GETs\)", out)
     assert re.search(r"\(5 present\), \(a\)/\(b\) = [\d.]+", out)
     assert re.search(r"peak RSS [\d.]+ MiB", out)
