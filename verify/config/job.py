@@ -7,18 +7,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from verify.config.file import TargetSpec, load_targets
 from verify.config.flags import parse
 from verify.config.messages import error_message
 from verify.config.naming import ENV_CUTOFF, ENV_PREFIX, FLAGS, config_error, did_you_mean, env_var
-from verify.config.settings import Settings, using_environ
+from verify.config.settings import Settings
 from verify.config.values import parse_target
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
+
+if TYPE_CHECKING:
+    from verify.config.file import TargetSpec
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,9 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
     plans = [plan_target(settings=settings, ref=ref) for ref in dict.fromkeys(refs)]
     if settings.config is not None:
         try:
+            # imported only for --config: building its models is ~10% of a run's start-up
+            from verify.config.file import load_targets
+
             specs = load_targets(path=settings.config)
         except ConfigFileError as e:
             raise config_error("config", *e.lines) from None
@@ -179,8 +184,7 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     namespace.deployment = deployments[0] if deployments else None
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
-        with using_environ(environ):
-            return Settings(**overrides)
+        return Settings.from_sources(environ=environ, flags=overrides)
     except ValidationError as exc:
         loc, message = error_message(exc)
         field = str(loc[0]) if loc else ""

@@ -1,55 +1,26 @@
-"""The run's settings: one pydantic-settings model read from `VERIFY_*` variables (of an explicit
-mapping, never os.environ behind the caller's back) with flags as init values that win."""
+"""The run's settings: one pydantic model read from `VERIFY_*` variables (of an explicit mapping,
+never os.environ behind the caller's back) with flags as init values that win.
+
+The variables are read as pydantic-settings' EnvSettingsSource reads them for this model (prefix
+VERIFY_, names case-insensitive, empty values ignored, every list field `NoDecode`: its raw text
+goes to the field's validator), and validated by the same model, defaults included; the test
+suite judges `from_sources` against pydantic-settings itself (tests/unit/test_settings_sources.py).
+Importing pydantic-settings cost a third of the run's start-up before its first request
+(~80 ms of CPU: its sources import dotenv, asyncio and a CLI framework), for these few lines."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    NoDecode,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
-from pydantic_settings.sources.utils import parse_env_vars
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
 from verify.config import values
 from verify.config.naming import ENV_PREFIX, env_var
 from verify.kube.names import valid_subdomain
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
 from verify.redact import escaped, looks_like_content, short, shown_path
-
-
-class _MappingEnvSource(EnvSettingsSource):
-    """An env source over an explicit mapping, so loading never depends on os.environ."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = dict(environ)
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return parse_env_vars(
-            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
-        )
-
-
-_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("verify_environ", default=None)
-
-
-@contextmanager
-def using_environ(environ: Mapping[str, str]) -> Iterator[None]:
-    token = _ENVIRON.set(environ)
-    try:
-        yield
-    finally:
-        _ENVIRON.reset(token)
-
 
 _RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
@@ -71,10 +42,11 @@ _EXPECT_HTTP_HELP = (
 )
 
 
-class Settings(BaseSettings):
-    """Validated settings; construct through `load_settings` to control the environment."""
+class Settings(BaseModel):
+    """Validated settings; built by `from_sources` (through `load_settings`)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid")
+    # as BaseSettings: defaults are validated too, unknown names refused
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     namespace: str | None = Field(
         default=None, description="Namespace of the workloads (default: the kubeconfig's)."
@@ -82,7 +54,7 @@ class Settings(BaseSettings):
     deployment: str | None = Field(
         default=None, description="Name of a Deployment to verify (shorthand for --target deployment/NAME)."
     )
-    targets: Annotated[list[WorkloadRef], NoDecode] = Field(
+    targets: list[WorkloadRef] = Field(
         default=[],
         description="Workloads to verify as KIND/NAME, KIND deployment, statefulset or daemonset; "
         "the flag repeats, the env var is comma/newline separated.",
@@ -97,10 +69,10 @@ class Settings(BaseSettings):
         description="YAML file listing targets with their own containers/expect-env/expect-file/"
         "expect-http/from-spec/restart (see README).",
     )
-    containers: Annotated[list[str], NoDecode] = Field(default=[], description=_CONTAINERS_HELP)
-    expect_env: Annotated[list[str], NoDecode] = Field(default=[], description=_EXPECT_ENV_HELP)
-    expect_file: Annotated[list[FileSpec], NoDecode] = Field(default=[], description=_EXPECT_FILE_HELP)
-    expect_http: Annotated[list[HttpExpectation], NoDecode] = Field(default=[], description=_EXPECT_HTTP_HELP)
+    containers: list[str] = Field(default=[], description=_CONTAINERS_HELP)
+    expect_env: list[str] = Field(default=[], description=_EXPECT_ENV_HELP)
+    expect_file: list[FileSpec] = Field(default=[], description=_EXPECT_FILE_HELP)
+    expect_http: list[HttpExpectation] = Field(default=[], description=_EXPECT_HTTP_HELP)
     restart: Literal["once", "never"] = Field(default="once", description=_RESTART_HELP)
     timeout: float = Field(
         default=600.0, description="Deadline for the whole run (waits, retries, execs), e.g. 600, 10m."
@@ -155,19 +127,9 @@ class Settings(BaseSettings):
     )
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Init kwargs (CLI) beat env; env is the injected mapping when loading explicitly."""
-        environ = _ENVIRON.get()
-        if environ is None:
-            return (init_settings, env_settings)
-        return (init_settings, _MappingEnvSource(settings_cls, environ))
+    def from_sources(cls, *, environ: Mapping[str, str], flags: Mapping[str, Any]) -> Settings:
+        """`flags` (init values) over the `VERIFY_*` variables of `environ`."""
+        return cls(**{**env_values(environ), **flags})
 
     @model_validator(mode="after")
     def _one_kubeconfig(self) -> Settings:
@@ -258,6 +220,19 @@ class Settings(BaseSettings):
         if seconds < 0:
             raise ValueError(f'"{short(str(value))}" must not be negative')
         return seconds
+
+
+def env_values(environ: Mapping[str, str]) -> dict[str, str]:
+    """Each setting's raw `VERIFY_*` value, as EnvSettingsSource finds it with
+    case_sensitive=False and env_ignore_empty=True (pydantic_settings/sources/utils.py
+    parse_env_vars: names lower-cased, the last of two spellings wins, "" is unset)."""
+    lowered = {k.lower(): v for k, v in environ.items() if v != ""}
+    found: dict[str, str] = {}
+    for name in Settings.model_fields:
+        value = lowered.get(f"{ENV_PREFIX}{name}".lower())
+        if value is not None:
+            found[name] = value
+    return found
 
 
 def _unwritable(path: str, *, directory: bool) -> str:

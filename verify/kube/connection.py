@@ -1,5 +1,5 @@
 """Building the clients from the kubeconfig (or the in-cluster service account): httpx for REST
-and watches, the official client's Configuration for exec."""
+and watches, and the `Endpoint` (kube.endpoint) the exec transport reads."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import cloud, loading, plugins, proxies, tls
+from verify.kube import cloud, endpoint, loading, plugins, proxies, tls
 from verify.kube.credentials import BearerToken, ConfigAuth
+from verify.kube.endpoint import Endpoint
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.redact import looks_like_content, one_line, shown_path, without_userinfo
 
@@ -25,7 +26,7 @@ from verify.redact import looks_like_content, one_line, shown_path, without_user
 class Connection:
     host: str  # the server's URL as messages show it: without any user:password@
     namespace: str
-    configuration: Any  # kubernetes.client.Configuration, for exec
+    configuration: Endpoint  # for exec
     http: httpx.Client
     token: BearerToken
     # Watches get their own pool: a watch that ends (or is left once the rollout is done) takes
@@ -51,25 +52,20 @@ def connect(
     """Load credentials as kubectl does (kube.loading: --kubeconfig, else every $KUBECONFIG file
     merged, else ~/.kube/config, and the in-cluster service account only when none yields a
     config), from `environ` (the process's own by default)."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
     env = os.environ if environ is None else environ
-    cfg = client.Configuration()
+    cfg: Endpoint
     files = loading.chain(explicit=kubeconfig, environ=env)
     plugin: _Plugin | None = None
     try:
         if files.files:
             merged = loading.merge(files.files, named_by=files.named_by)
             plugin = _run_plugin(merged, context=context, timeout=timeout, environ=env)
-            config.load_kube_config_from_dict(
-                merged, context=context, client_configuration=cfg, persist_config=False
-            )
+            cfg = endpoint.from_kubeconfig(merged, context=context)
             kubeconfig_proxy = _proxy_url(merged, context)
             namespace = loading.context_namespace(merged, context)
             context_name = context or str(merged.get("current-context") or "")
         elif kubeconfig is None and context is None and loading.in_cluster(env):
-            config.load_incluster_config(client_configuration=cfg)
+            cfg = endpoint.in_cluster(env)
             kubeconfig_proxy = None
             namespace = loading.in_cluster_namespace(env)
             context_name = ""
@@ -92,7 +88,7 @@ def connect(
                     "missing: automountServiceAccountToken is false on the pod or its ServiceAccount)"
                 )
             raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
-    except ConfigException as e:
+    except endpoint.KubeconfigInvalid as e:
         first = str(e).splitlines()[0] if str(e) else "invalid configuration"
         raise KubeConfigError(
             f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
@@ -112,6 +108,7 @@ def connect(
         )
     except (OSError, ValueError) as e:
         raise _unloadable(e) from None
+    cfg.ssl_context = verify
     # HTTP checks take up to `concurrency` connections; each of up to 16 workloads verified at
     # once holds one watch and makes one REST call at a time
     limits = httpx.Limits(max_connections=concurrency + 20, max_keepalive_connections=concurrency + 20)
@@ -123,12 +120,12 @@ def connect(
 
     # the kubeconfig's `proxy-url` (else HTTPS_PROXY/NO_PROXY from the environment, as kubectl) and
     # `tls-server-name` (the name sent as SNI and checked against the certificate), for REST calls,
-    # watches and pod-proxy checks alike; the official client's exec reads both from `cfg`
+    # watches and pod-proxy checks alike; the exec WebSocket (kube.stream) reads both from `cfg`
     _set_proxy(cfg, kubeconfig_proxy, env)
     proxy = cfg.proxy or None
     if proxy and not proxy.lower().startswith(("http://", "https://")):
-        # kubectl also speaks socks5; the official client's exec (the WebSocket every probe
-        # opens) speaks HTTP CONNECT only (stream/ws_client.py websocket_proxycare), so a SOCKS
+        # kubectl also speaks socks5; the exec WebSocket (kube.stream, as the official client's
+        # stream/ws_client.py websocket_proxycare) speaks HTTP CONNECT only, so a SOCKS
         # proxy would carry the REST calls and fail every pod: refuse before any request
         scheme = proxy.split("://", 1)[0] if "://" in proxy else proxy
         raise KubeConfigError(
@@ -188,8 +185,8 @@ def _set_proxy(cfg: Any, kubeconfig_proxy: str | None, environ: Mapping[str, str
     chosen = proxies.normalized(kubeconfig_proxy) if kubeconfig_proxy else None
     cfg.proxy = chosen or proxies.from_environment(cfg.host, environ)
     cfg.no_proxy = "no-proxy.invalid" if cfg.proxy else "*"
-    # ws_client applies `no_proxy` (and a proxy's credentials) only when proxy or proxy_headers is
-    # set (create_websocket -> websocket_proxycare); its Basic header is how a proxy-url's
+    # kube.stream (as ws_client) applies `no_proxy` (and a proxy's credentials) only when proxy or
+    # proxy_headers is set (create_websocket -> websocket_proxycare); its Basic header is how a proxy-url's
     # user:password reaches the exec WebSocket (httpx reads them from the URL itself)
     cfg.proxy_headers = proxies.exec_headers(cfg.proxy)
     if not cfg.proxy:

@@ -1,4 +1,4 @@
-"""Daemon threads for calls that may never return (the official client's exec has no socket
+"""Daemon threads for calls that may never return (an exec's WebSocket has no socket
 timeout): the caller waits with a limit and gives up."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The exec transport: the official client's WebSocket exec, bounded in time, and what a refused
+"""The exec transport: one WebSocket exec (kube.stream) per command, bounded in time, and what a refused
 or failed exec means (who refused it, whether asking again can help).
 
 The channels of the exec protocol: 1 stdout, 2 stderr, 3 the error channel (a Status when the
@@ -11,19 +11,19 @@ import contextlib
 import functools
 import json
 import re
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from verify.kube import retry
+from verify.kube import retry, tls
 from verify.kube.api import UNTRUSTED_MARKER, tls_reason
 from verify.kube.credentials import BearerToken
 from verify.kube.daemons import Daemons
 from verify.kube.retry import Deadline
+from verify.kube.stream import ERROR, STDERR, STDOUT, ExecStream, HandshakeFailed
 from verify.model import Uninspectable
 from verify.redact import one_line
-
-ERROR = 3  # the exec protocol's error channel (1 and 2 are stdout and stderr)
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
 _MESSAGE = re.compile(r'"message":\s*"((?:[^"\\]|\\.)*)"')
@@ -205,36 +205,38 @@ def _failed(reason: str, code: Any = "exec_failed") -> ExecResult:
 
 
 class Exec:
-    """Runs one command in one container over the official client's WebSocket exec."""
+    """Runs one command in one container over a WebSocket exec (kube.stream)."""
 
     def __init__(self, *, configuration: Any, token: BearerToken | None = None) -> None:
         self.configuration = configuration
         self.token = token or BearerToken(configuration)
-        # websocket-client's setdefaulttimeout never reaches the official client's exec socket:
+        # the exec WebSocket is opened without a timeout (websocket-client's upgrade has none):
         # each exec is bounded by running it on `Daemons`, see `run`
         self._daemons = Daemons()
 
-    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str], stdin: bool) -> Any:
-        """`kubernetes.stream.ws_client`, called directly: the generated CoreV1Api costs ~0.4 s to
-        import and is not thread-safe under `stream()`."""
-        from kubernetes.stream import ws_client
-
+    def _open(self, *, namespace: str, pod: str, container: str, argv: list[str], stdin: bool) -> ExecStream:
         cfg = self.configuration
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
-        url = ws_client.get_websocket_url(
-            f"{cfg.host}{path}?{exec_query(tuple(argv), container, stdin=stdin)}"
+        return ExecStream(
+            endpoint=cfg,
+            context=self._tls(),
+            url=f"{cfg.host}{path}?{exec_query(tuple(argv), container, stdin=stdin)}",
+            authorization=self.token.get(),
         )
-        headers = {}
-        token = self.token.get()
-        if token:
-            headers["authorization"] = token
-        try:
-            return ws_client.WSClient(cfg, url, headers, True)
-        except Exception as e:
-            # the same shape `stream()` raises: ApiException(status=0, reason=<handshake text>)
-            from kubernetes.client.exceptions import ApiException
 
-            raise ApiException(status=0, reason=str(e)) from None
+    def _tls(self) -> ssl.SSLContext:
+        """The connection's TLS context, shared by every exec (one CA read for the run)."""
+        context = getattr(self.configuration, "ssl_context", None)
+        if context is None:
+            cfg = self.configuration
+            context = self.configuration.ssl_context = tls.client_context(
+                verify=bool(cfg.verify_ssl),
+                cafile=cfg.ssl_ca_cert or None,
+                cert_file=cfg.cert_file or None,
+                key_file=cfg.key_file or None,
+                server_name=cfg.tls_server_name or None,
+            )
+        return context
 
     def run(
         self,
@@ -249,7 +251,7 @@ class Exec:
         """Run `argv` within `limit` seconds, retries of a refused upgrade included; `stdin` is
         sent (UTF-8, binary frames on channel 0) once the stream is open.
 
-        The official client's WebSocket has no socket timeout (websocket-client's default one only
+        The exec WebSocket is opened without a socket timeout (websocket-client's default one only
         reaches create_connection): an API server that never answers the upgrade would block this
         thread for good. The exec runs in a daemon thread and is given up at its budget; reads after
         the upgrade get the budget as their socket timeout, so a stalled stream ends its thread too."""
@@ -286,15 +288,13 @@ class Exec:
         limit: float,
         stdin: str | None,
     ) -> ExecResult:
-        def open_once() -> Any:
-            from kubernetes.client.exceptions import ApiException
-
+        def open_once() -> ExecStream:
             try:
                 return self._open(
                     namespace=namespace, pod=pod, container=container, argv=argv, stdin=stdin is not None
                 )
-            except ApiException as e:
-                text = str(e.reason)
+            except HandshakeFailed as e:
+                text = str(e)
                 error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
                 again, hint = handshake_retry(text)
                 if again:
@@ -312,16 +312,12 @@ class Exec:
             if left > 0 and stdin is not None:
                 # bytes: a binary frame, as kubelets read channel 0 (a text frame would be refused)
                 ws.write_stdin(stdin.encode("utf-8"))
-            if left > 0:
-                # every read, not only the wait for the first byte, ends with the budget
-                ws.sock.settimeout(left)
-                # run_forever(timeout=0) would wait without limit: only ever give it a positive one
-                ws.run_forever(timeout=left)
-            if ws.is_open():
+            # every read, not only the wait for the first byte, ends with the budget
+            if left <= 0 or not ws.read_until_closed(left):
                 return _failed(f"exec did not finish within {limit:g}s (timed out)", "timeout")
-            out = ws.read_stdout() or ""
-            err_text = ws.read_stderr() or ""
-            raw_status = ws.read_channel(ERROR) or ""
+            out = ws.channel(STDOUT)
+            err_text = ws.channel(STDERR)
+            raw_status = ws.channel(ERROR)
         except Exception as e:
             # a dropped or reset stream mid-exec is this container's verdict, not the run's crash
             return _failed(f"exec stream broke: {type(e).__name__}")

@@ -110,7 +110,7 @@ def _ip(text: str) -> IP | None:
 
 def keep_exec_direct(host: str, *, process_env: MutableMapping[str, str] | None = None) -> None:
     """When the API server is reached without a proxy: name its host in the process's no_proxy.
-    websocket-client (the official client's exec) drops the `http_no_proxy` it is given unless a
+    websocket-client (the exec WebSocket, kube.stream) drops the `http_no_proxy` it is given unless a
     proxy host is given too (websocket/_http.py proxy_info), then reads https_proxy and no_proxy
     from the process's environment itself: without this, every exec to a loopback or NO_PROXY'd
     server went to the environment's proxy. Only the API server's host is added, so the cloud

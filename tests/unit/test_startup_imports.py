@@ -1,0 +1,59 @@
+"""What a run imports before its first request to the cluster: importing the official `kubernetes`
+package (~0.4 s of CPU: every generated API and model class) or a cloud SDK there is most of
+rollout-verify's start-up, so neither may creep back in (`make bench` prints the start-up time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.helpers import REPO
+
+HEAVY = ("kubernetes", "pydantic_settings", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
+
+_CONNECT = """
+import json, os, sys
+from verify.cli import run  # noqa: F401  (what `python -m verify` imports)
+from verify.flow.run import execute  # noqa: F401  (and what a run imports: the flow, the execs)
+from verify.kube.exec import Exec  # noqa: F401
+from verify.config.job import load_job
+from verify.kube.connection import connect
+job = load_job(argv=["--deployment", "web", "--expect-env", "A"], environ=os.environ)
+connection = connect(kubeconfig=None, context=None, environ=os.environ)
+connection.close()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _kubeconfig(path: Path) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True},
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+def test_a_run_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Path) -> None:
+    env = {"KUBECONFIG": str(_kubeconfig(tmp_path / "kc")), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", _CONNECT], env=env, cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    modules = set(json.loads(out))
+    loaded = {m.split(".")[0] for m in modules}
+    assert "httpx" in loaded and "verify.kube.connection" in modules  # it did connect
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+    # --config's models are built only when a --config is given
+    assert "verify.config.file" not in modules
