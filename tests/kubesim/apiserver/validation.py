@@ -229,6 +229,19 @@ def pod_update_errors(spec: Obj, was: Obj) -> list[FieldError]:
         _set_like(munged, k, was)
     if not was.get("nodeName"):
         _set_like(munged, "nodeName", was)
+    # validation.go: schedulingGates may only be removed (validateOnlyDeletedSchedulingGates),
+    # then mungedPodSpec.SchedulingGates = oldPod.Spec.SchedulingGates
+    old_gates = [g.get("name") for g in was.get("schedulingGates") or []]
+    for i, g in enumerate(spec.get("schedulingGates") or []):
+        if g.get("name") not in old_gates:
+            errs.append(
+                FieldError(
+                    f"spec.schedulingGates[{i}]",
+                    "Forbidden",
+                    detail=f"only deletion is allowed, but found new scheduling gate '{g.get('name')}'",
+                )
+            )
+    _set_like(munged, "schedulingGates", was)
     tolerations = munged.get("tolerations") or []
     if all(t in tolerations for t in was.get("tolerations") or []):
         _set_like(munged, "tolerations", was)

@@ -112,6 +112,7 @@ PUBLISHED: dict[str, tuple[str, ...]] = {
     "gcr.io/distroless/base-debian12": ("nonroot", "latest"),
     "kubesim.local/configapp": ("1", "2", "latest"),
     "ghcr.io/example/rollout-verify": ("0.1.0", "latest"),
+    "ghcr.io/acme/rollout-verify": ("1.0.0", "latest"),  # the release tool's tests pin it
     # the tests' private application image, and the image of the crash-loop fault
     "registry.local/app": ("1", "2", "latest"),
     "registry.local:5000/web": ("1", "latest"),

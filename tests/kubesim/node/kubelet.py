@@ -25,7 +25,6 @@ from ..controllers.filters import admission_error
 from ..record import Recorder, container_ref, go_duration
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj, now_rfc3339
-from .claims import claim_dir
 from .containers import ContainerRuntime, PodRuntime
 from .environment import (
     ConfigError,
@@ -47,10 +46,11 @@ from .probes import probe_container
 from .puller import ImagePuller
 from .runtime import StartError, close_stdin, exit_code, start_process
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
-from .secretsstore import SecretsStore, is_secrets_store
+from .secretsstore import SecretsStore
 from .status import apply_status
 from .tokens import TokenManager
-from .volumes import MountError, atomic_write, volume_files
+from .volumemanager import VolumeManager
+from .volumes import MountError
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -77,6 +77,7 @@ class Kubelet:
         self.recorder = Recorder(cluster.store, "kubelet", node)
         self.puller = ImagePuller(cluster.knobs.node_images)
         self.csi = SecretsStore(self)  # the Secrets Store CSI Driver's node plugin
+        self.volumes = VolumeManager(self)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -169,7 +170,7 @@ class Kubelet:
             delay = 0.5  # nestedpendingoperations: 500 ms doubling up to 2m2s (Knobs.mount_backoff_max)
             while not rt.stopping:
                 try:
-                    self._setup_volumes(rt)
+                    self.volumes.setup(rt)
                     break
                 except MountError as e:
                     # the kubelet says why only in the event: ContainerCreating carries no message
@@ -284,24 +285,6 @@ class Kubelet:
             crt = rt.containers.setdefault(c["name"], ContainerRuntime(c["name"], c.get("image", "")))
             crt.state, crt.reason, crt.message = "waiting", reason, message
         self._publish(rt)
-
-    def _setup_volumes(self, rt: PodRuntime) -> None:
-        for v in rt.pod["spec"].get("volumes") or []:
-            if "persistentVolumeClaim" in v:
-                rt.volumes[v["name"]] = claim_dir(self.cluster.store, rt.pod, v, self.cluster.root)
-                continue
-            d = rt.dir / "volumes" / v["name"]
-            d.mkdir(parents=True, exist_ok=True)
-            try:
-                files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
-                if files is not None:
-                    atomic_write(d, files)
-                elif is_secrets_store(v):
-                    self.csi.mount(rt, v, d)
-            except MountError as e:
-                e.volume = v["name"]
-                raise
-            rt.volumes[v["name"]] = d
 
     # -- containers (pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer) -----------
     def _event(self, rt: PodRuntime, c: Obj, type_: str, reason: str, message: str) -> None:
@@ -531,27 +514,10 @@ class Kubelet:
     async def _sync_loop(self) -> None:
         while True:
             await asyncio.sleep(self.cluster.knobs.sync_period)
-            for rt in list(self.pods.values()):
-                if rt.stopping:
-                    continue
-                for v in rt.pod["spec"].get("volumes") or []:
-                    d = rt.volumes.get(v["name"])
-                    if d is None:
-                        continue
-                    with contextlib.suppress(MountError):
-                        files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
-                        if files is not None:
-                            atomic_write(d, files)
+            self.volumes.refresh(self.pods.values())
 
     def sync_now(self) -> None:
-        for rt in self.pods.values():
-            for v in rt.pod["spec"].get("volumes") or []:
-                d = rt.volumes.get(v["name"])
-                if d is not None:
-                    with contextlib.suppress(MountError):
-                        files = volume_files(self.cache, rt.pod, v, token=self.tokens.token)
-                        if files is not None:
-                            atomic_write(d, files)
+        self.volumes.refresh(self.pods.values())
 
     # -- termination -------------------------------------------------------------------
     async def _kill(self, rt: PodRuntime, *, grace: float, record: bool = False) -> None:

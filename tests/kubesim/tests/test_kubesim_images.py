@@ -148,7 +148,10 @@ def test_a_typod_tag_is_err_image_pull_then_image_pull_back_off_and_the_rollout_
         m.startswith('Failed to pull image "nginx:1.277": rpc error: code = NotFound') for m in failed
     ), failed
     assert "Error: ErrImagePull" in failed and "Error: ImagePullBackOff" in failed
-    assert "ImagePullBackOff" in kubectl("get", "pods", "-l", "app=typo")
+    # the kubelet retries when the back-off ends (ErrImagePull again): wait for kubectl to show the back-off
+    cluster.wait_for(
+        lambda: "ImagePullBackOff" in kubectl("get", "pods", "-l", "app=typo"), timeout=60, what="kubectl's column"
+    )
 
 
 def test_a_registry_nobody_runs_fails_its_lookup_and_one_the_knob_lists_pulls(

@@ -62,7 +62,10 @@ def test_a_controllers_pod_is_stored_with_the_apiservers_defaults(
     # a registry's port is not a tag: no tag means `latest`, so Always
     assert c["imagePullPolicy"] == "Always"
     assert (c["terminationMessagePath"], c["terminationMessagePolicy"]) == ("/dev/termination-log", "File")
-    assert spec["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    # the ServiceAccount admission plugin adds the projected token volume after the template's own
+    scratch, token = spec["volumes"]
+    assert scratch == {"name": "scratch", "emptyDir": {}}
+    assert token["name"].startswith("kube-api-access-") and token["projected"]["defaultMode"] == 420
     assert (spec["restartPolicy"], spec["dnsPolicy"], spec["schedulerName"]) == (
         "Always",
         "ClusterFirst",
