@@ -61,7 +61,7 @@ def test_a_distroless_deployment_passes_with_a_debug_image_and_fails_naming_it_w
 
     plain = run_verify("--deployment", "shop", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert plain.code == 1, plain.everything
-    assert "no shell" in plain.stdout and "--debug-image" in plain.stdout
+    assert "no shell" in plain.stderr and "--debug-image" in plain.stderr
     assert all(v == [] for v in debug_containers(cluster, "shop").values())
 
     out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kubeconfig, tmp_path=tmp_path)
@@ -189,7 +189,7 @@ def test_the_preflight_names_the_permission_a_debug_container_needs_and_a_dry_ru
         "--deployment", "shop", "--debug-image", DEBUG, "--dry-run", kubeconfig=kc, tmp_path=tmp_path
     )
     assert dry.code == 1, dry.everything
-    assert "--dry-run: would add an ephemeral debug container" in dry.stdout
+    assert "--dry-run: would add an ephemeral debug container" in dry.stderr
     assert all(v == [] for v in debug_containers(cluster, "shop").values())
 
     token = cluster.add_user(
@@ -222,7 +222,7 @@ def test_a_target_whose_user_is_the_images_needs_a_debug_image_with_that_user(
     args = ("--deployment", "shop", "-n", "locked", "--debug-image")
     root = run_verify(*args, DEBUG, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert root.code == 1, root.everything
-    assert "CreateContainerConfigError" in root.stdout and "image will run as root" in root.stdout
+    assert "CreateContainerConfigError" in root.stderr and "image will run as root" in root.stderr
     out = run_verify(
         *args, "gcr.io/distroless/static:debug-nonroot", kubeconfig=kubeconfig, tmp_path=tmp_path
     )
@@ -242,6 +242,6 @@ def test_a_pod_sharing_one_process_namespace_gets_no_debug_container_and_no_rest
     cluster.reset_counts()
     out = run_verify("--deployment", "shop", "--debug-image", DEBUG, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
-    assert "shareProcessNamespace" in out.stdout and "pause" in out.stdout
+    assert "shareProcessNamespace" in out.stderr and "pause" in out.stderr
     assert all(v == [] for v in debug_containers(cluster, "shop").values())
     assert cluster.requests[("patch", "deployments")] == 0

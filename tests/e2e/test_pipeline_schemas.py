@@ -33,7 +33,11 @@ EXAMPLES = REPO / "examples"
 
 def _examples(platform: str, suffix: str) -> list[Path]:
     """The examples for one platform: under examples/PLATFORM/ or named for it (examples/fleet/)."""
-    return sorted(p for p in EXAMPLES.rglob(f"*{suffix}") if platform in p.relative_to(EXAMPLES).as_posix())
+    return sorted(
+        p
+        for p in EXAMPLES.rglob(f"*{suffix}")
+        if p.relative_to(EXAMPLES).parts[0] == platform or p.stem == platform  # not examples/argocd/
+    )
 
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml")) + _examples("github", ".yml")

@@ -40,10 +40,22 @@ class Image:
     standins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # its own programs -> what runs
     aliases: dict[str, str] = field(default_factory=dict)  # its programs the host has elsewhere (args kept)
     size: int = 0  # bytes, as `Successfully pulled image ... Image size:` reports it
+    # directories any user may pass through in this image although the host's may not: the host
+    # files standing in for it live there (e.g. a python under /root, mode 0700, while the image
+    # has its venv under /opt, open to its non-root user); opened in the container's overlay only
+    open_dirs: tuple[str, ...] = ()
 
 
 # nginx answers GET / on :80; a stdlib HTTP server on :80 stands in for it
 _NGINX_SERVER = ("/usr/bin/python3", "-m", "http.server", "80", "--directory", "/tmp")
+
+def _closed_parents(path: str) -> tuple[str, ...]:
+    """The directories above `path` that a user other than their owner cannot pass through."""
+    parents = [os.path.dirname(path)]
+    while parents[-1] != "/":
+        parents.append(os.path.dirname(parents[-1]))
+    return tuple(d for d in reversed(parents) if not os.stat(d).st_mode & 0o001)
+
 
 CATALOGUE: dict[str, Image] = {
     # docker.io/library/busybox:1.36: CMD ["sh"] (exits at once without stdin), runs as root
@@ -90,6 +102,7 @@ CATALOGUE: dict[str, Image] = {
         env=(("PATH", "/opt/venv/bin:" + DEFAULT_PATH), ("PYTHONPATH", REPO)),
         aliases={"python": sys.executable},
         size=60_000_000,
+        open_dirs=_closed_parents(os.path.realpath(sys.executable)),
     ),
 }
 DEFAULT = Image(cmd=("serve",), standins={"serve": SERVE}, size=10_000_000)

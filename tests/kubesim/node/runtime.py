@@ -156,6 +156,8 @@ async def start_process(
     lines = _mount_script(rt, c, merged, cdir)
     if workdir:  # runc creates the working directory, as root, before it switches user
         lines.append(f"/usr/bin/mkdir -p {shlex.quote(str(merged / workdir.lstrip('/')))} || true")
+    for d in img.open_dirs:  # a copy-up in this container's upper layer: the host's stays as it is
+        lines.append(f"/usr/bin/chmod o+x {shlex.quote(str(merged / d.lstrip('/')))} || true")
     if read_only:  # readOnlyRootFilesystem: the root read-only, its volumes as they are
         lines.append(f"/usr/bin/mount -o remount,bind,ro {shlex.quote(str(merged))}")
     crt.caps = bounding_set(c)

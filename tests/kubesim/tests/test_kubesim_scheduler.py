@@ -76,10 +76,10 @@ def test_requests_add_up_on_a_node_and_a_limit_alone_counts_as_the_request(clust
     assert unschedulable(cluster, "more").startswith(
         "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory. preemption:"
     )
-    cluster.delete("Pod", "half1")  # room appears: the scheduler tries again
+    cluster.delete("Pod", "half1")  # room appears once it is gone (its grace period): the scheduler tries again
     cluster.apply(pod("fits", container={"resources": {"requests": {"cpu": "600m"}}}))
     cluster.wait_for(
-        lambda: scheduled(cluster, "fits").get("status") == "True", timeout=30, what="fits bound"
+        lambda: scheduled(cluster, "fits").get("status") == "True", timeout=90, what="fits bound"
     )
 
 
