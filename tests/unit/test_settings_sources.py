@@ -4,6 +4,7 @@ importing pydantic-settings at run time."""
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, get_args, get_origin
 
 import pytest
@@ -33,7 +34,7 @@ TWIN = _twin()
 
 
 def _theirs(environ: dict[str, str], flags: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
-    for var in list(__import__("os").environ):
+    for var in list(os.environ):
         if var.lower().startswith("verify_"):
             monkeypatch.delenv(var)
     for var, value in environ.items():

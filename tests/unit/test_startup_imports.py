@@ -55,5 +55,7 @@ def test_a_run_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Pat
     loaded = {m.split(".")[0] for m in modules}
     assert "httpx" in loaded and "verify.kube.connection" in modules  # it did connect
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
-    # --config's models are built only when a --config is given
+    # --config's models are built only when a --config is given; backoff (and the asyncio it
+    # imports) only once a call has failed
     assert "verify.config.file" not in modules
+    assert "backoff" not in loaded and "asyncio" not in loaded
