@@ -29,6 +29,7 @@ def test_retry_after_zero_is_asked_again_at_most_once_per_minimum_pause_within_t
     # start, on starting the interpreter
     assert 1 <= asked <= 3 / MIN_PAUSE + 2, asked
     # the run's own clock (from its start, not the interpreter's: on a loaded machine that alone
-    # may take seconds) keeps the 3 s with room for the last pause and the reports
-    assert out.report is not None and out.report["duration_seconds"] < 3 + 2, out.report["duration_seconds"]
+    # may take seconds) keeps the 3 s; after it only the last pause and the reports, which a
+    # machine at load 25 on 2 cores stretches to ~3 s (measured)
+    assert out.report is not None and out.report["duration_seconds"] < 3 + 5, out.report["duration_seconds"]
     assert elapsed < 3 + 30, elapsed  # and the process ends
