@@ -123,10 +123,9 @@ def _verify(
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        result = execute(
-            job=job, connection=connection, logs=logs, cancel=cancel, progress=progress, started=started
-        )
+        result = execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
         if (settings.report_json or settings.output_dir) and not cancel.cancelled:
+            # counted from the run's start: earlier than the run's deadline began, so never past it
             left = settings.timeout - (time.monotonic() - started)
             about["server_version"] = _server_version(connection, left=left)
         return result
