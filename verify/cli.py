@@ -76,11 +76,13 @@ def _config_failure(message: str) -> RunResult:
     )
 
 
-def _server_version(connection: Any) -> str | None:
+def _server_version(connection: Any, *, left: float) -> str | None:
     """The API server's gitVersion (GET /version, public on every cluster), or None: it is for
-    the report only, so one short try and no retries."""
+    the report only, so one short try, no retries, and none past the run's --timeout (`left`)."""
+    if left < 0.1:
+        return None
     try:
-        answer = connection.http.get("/version", timeout=2.0)
+        answer = connection.http.get("/version", timeout=min(2.0, left))
         version = answer.json().get("gitVersion") if answer.status_code == 200 else None
     except Exception:
         return None
@@ -122,11 +124,11 @@ def _verify(
         stderr(f"rollout-verify: error: {message}")
         return _config_failure(message)
     try:
-        result = execute(
-            job=job, connection=connection, logs=logs, cancel=cancel, progress=progress, started=started
-        )
+        result = execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
         if (settings.report_json or settings.output_dir) and not cancel.cancelled:
-            about["server_version"] = _server_version(connection)
+            # counted from the run's start: earlier than the run's deadline began, so never past it
+            left = settings.timeout - (time.monotonic() - started)
+            about["server_version"] = _server_version(connection, left=left)
         return result
     finally:
         connection.close()

@@ -159,12 +159,10 @@ def execute(
     logs: Logs,
     cancel: Cancel | None = None,
     progress: Progress | None = None,
-    started: float | None = None,
 ) -> RunResult:
-    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit).
-    `started` (time.monotonic) is when the run began: --timeout counts from there."""
+    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
     settings = job.settings
-    deadline = retry.Deadline(settings.timeout, cancel=cancel, notice=logs.line, since=started)
+    deadline = retry.Deadline(settings.timeout, cancel=cancel, notice=logs.line)
     default_ns = settings.namespace or connection.namespace
     api = Api(connection, deadline)
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it

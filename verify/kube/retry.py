@@ -41,18 +41,14 @@ class Deadline:
         clock: Callable[[], float] = time.monotonic,
         cancel: Cancel | None = None,
         notice: Callable[[str], None] | None = None,
-        since: float | None = None,
     ) -> None:
-        """`since`: when the budget began on `clock` (the run's start, so that its imports and its
-        connecting, seconds on a loaded machine, count too); now by default."""
         self._clock = clock
         self.seconds = seconds
-        now = clock()
-        self.end = (now if since is None else since) + seconds
+        self.end = clock() + seconds
         self.cancel = cancel
         # told when retries have gone on for RETRYING_FIRST seconds, then every RETRYING_EVERY
         self.notice = notice
-        self.wall_end = time.time() + (self.end - now)
+        self.wall_end = time.time() + seconds
 
     @property
     def cancelled(self) -> bool:
