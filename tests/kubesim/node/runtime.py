@@ -163,7 +163,7 @@ async def start_process(
     crt.caps = bounding_set(c)
     who = _setpriv(crt, user)
     lines.append(
-        f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {who}/bin/sh -c {shlex.quote(_gate(keep_stdin))} "
+        f"exec /usr/sbin/chroot {shlex.quote(str(merged))} {who}/bin/bash -c {shlex.quote(_gate(keep_stdin))} "
         f"{shlex.quote(workdir)} {' '.join(shlex.quote(a) for a in run)}"
     )
     log = rt.dir / "logs" / f"{c['name']}-{crt.restarts}.log"
@@ -187,7 +187,9 @@ async def start_process(
             "--propagation",
             "private",
             "--",
-            "/bin/sh",
+            # bash, not dash: dash drops variables whose names are not shell identifiers (a
+            # ConfigMap key such as app.conf in envFrom) when it execs; a runtime passes every one
+            "/bin/bash",
             "-c",
             "\n".join(lines),
             stdin=gate_r,

@@ -260,3 +260,21 @@ def test_the_scheduler_and_controllers_record_their_events_as_kubectl_describe_s
     assert len(scheduled) == 2 and all(re.fullmatch(rf"Successfully assigned default/{rs}-\w+ to node-\d", m) for m in scheduled)
     described = kubectl("describe", "deployment", "shop")
     assert f"Scaled down replica set {rs} to 1 from 2" in described and "deployment-controller" in described
+
+
+def test_a_variable_whose_name_is_no_shell_identifier_reaches_the_process_and_pid_1(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    # a ConfigMap key such as app.conf is a valid env name for the kubelet (envFrom passes it), and
+    # a runtime execs the process with every variable; dash would drop it in kubesim's own shells
+    env = [{"name": "app.conf", "value": "mode=prod"}, {"name": "PLAIN", "value": "1"}]
+    cluster.apply(bare_pod("dotted", {"image": "debian", "command": ["/usr/bin/env"], "env": env}, restartPolicy="Never"))
+    cluster.apply(bare_pod("init", {"image": "debian", "command": ["sleep", "3600"], "env": env}))
+    cluster.wait_for(
+        lambda: (cluster.get("Pod", "dotted") or {}).get("status", {}).get("phase") == "Succeeded", what="dotted"
+    )
+    assert {"app.conf=mode=prod", "PLAIN=1"} <= set(kubectl("logs", "dotted").splitlines())
+    cluster.wait_for(lambda: status_of(cluster, "init").get("ready") is True, what="init ready")
+    # what a debug container sharing its PID namespace reads: the container's first process
+    pid1 = kubectl("exec", "init", "--", "cat", "/proc/1/environ").split("\0")
+    assert "app.conf=mode=prod" in pid1 and "PLAIN=1" in pid1
