@@ -220,6 +220,12 @@ def _merge_arguments(args: Sequence[str]) -> tuple[list[tuple[str, str | None]],
         else:  # LABEL=PATH names the report's cluster; a path with a slash before its = is a path
             label, eq, path = arg.partition("=")
             named = bool(eq and label and "/" not in label)
+            if named and label in {seen for _, seen in reports}:
+                raise ConfigError(
+                    f"report merge: the label {printable_line(label)[:40]} names two reports; give each "
+                    "cluster its own LABEL=",
+                    field="report",
+                )
             reports.append((path if named else arg, label if named else None))
     if not reports:
         raise ConfigError(f"report merge: name the reports to merge; usage: {MERGE_USAGE}", field="report")
@@ -251,9 +257,9 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
     except ConfigError as e:
         stderr(f"rollout-verify: error: {e}")
         return int(ExitCode.CONFIG)
-    for m in fleet.members:
+    for m in fleet.members:  # problems on stderr, the verdict alone on stdout, as a run's
         for problem in m.problems:
-            stdout(f"rollout-verify: {m.cluster}: {m.where}: {problem}")
+            stderr(f"rollout-verify: {m.cluster}: {m.where}: {problem}")
     stdout(merge.verdict_line(fleet=fleet))
     summary = merge.markdown(fleet=fleet)
     documents = {"--summary": (outputs["--summary"], summary)} if "--summary" in outputs else {}
@@ -266,6 +272,13 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
 def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
     if list(argv[:2]) == ["report", "merge"]:  # a subcommand; `deploy/report` verifies a Deployment `report`
         return _report_merge(args=argv[2:], environ=environ)
+    if len(argv) > 1 and argv[0] == "report" and not argv[1].startswith("-"):
+        # `report mrge x.json` would otherwise verify Deployments named report, mrge and x.json
+        stderr(
+            f"rollout-verify: error: report: {printable_line(argv[1])[:40]} is no subcommand; did you mean "
+            "`report merge`? (a Deployment named report is deploy/report)"
+        )
+        return int(ExitCode.CONFIG)
     started, wall = time.monotonic(), time.time()
     about: dict[str, str | None] = {}
     cancel = cancel or Cancel()

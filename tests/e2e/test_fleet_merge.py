@@ -60,8 +60,9 @@ def test_three_reports_one_failed_merge_into_one_summary_one_junit_and_exit_1(
     assert done.stdout.splitlines()[-1] == (
         "rollout-verify: FAILED 1 of 3 not verified (3 clusters, 3 reports), exit 1"
     )
-    assert "rollout-verify: ap: deployment shop-ap/web: " in done.stdout
-    assert "lacks env FEATURE_CREDENTIAL" in done.stdout
+    assert "rollout-verify: ap: deployment shop-ap/web: " in done.stderr
+    assert "lacks env FEATURE_CREDENTIAL" in done.stderr
+    assert len(done.stdout.splitlines()) == 1  # the verdict alone, as a run's stdout ends
 
     summary = (tmp_path / "fleet" / "summary.md").read_text()
     rows = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line][1:]
@@ -120,3 +121,21 @@ def test_a_file_that_is_no_report_exits_2_naming_it(tmp_path: Path) -> None:
     assert not (tmp_path / "j.xml").exists()
     missing = merge("good.json", "gone.json", tmp_path=tmp_path)
     assert missing.returncode == 2 and 'cannot read "gone.json" (No such file or directory)' in missing.stderr
+
+
+def test_one_label_for_two_reports_and_a_mistyped_subcommand_exit_2_before_anything_is_read(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.json").write_text(json.dumps({"result": "passed", "exit_code": 0, "workloads": []}))
+    twice = merge("us=a.json", "us=a.json", "--summary", "s.md", tmp_path=tmp_path)
+    assert twice.returncode == 2, twice.stdout + twice.stderr
+    assert "the label us names two reports" in twice.stderr and not (tmp_path / "s.md").exists()
+    one = merge("eu=a.json", tmp_path=tmp_path)
+    assert one.returncode == 0 and one.stdout.strip().endswith("(1 cluster, 1 report)"), one.stdout
+    typo = subprocess.run(
+        [sys.executable, "-m", "verify", "report", "mrge", "a.json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("VERIFY_")}, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert typo.returncode == 2, typo.stdout + typo.stderr
+    assert "did you mean `report merge`?" in typo.stderr and typo.stdout == ""

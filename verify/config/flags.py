@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Wait for the rollout of Deployments, StatefulSets and DaemonSets, then prove "
         "every pod of the new revision has the expected env keys, file contents and HTTP answers. "
-        "Every flag can also be set via its VERIFY_* env var.",
+        "Every flag can also be set via its VERIFY_* env var. `rollout-verify report merge --help`: "
+        "a fleet's report.json files as one verdict.",
         epilog=f"Env only: {env_var('kubeconfig_data')}: "
         + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%")
         + " "

@@ -180,13 +180,17 @@ def merge(*, reports: Sequence[tuple[str, str | None, Any]]) -> Fleet:
     return Fleet(reports=len(reports), members=tuple(members), exit_code=int(code), result=result)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def verdict_line(*, fleet: Fleet) -> str:
     clusters = len({m.cluster for m in fleet.members})
     workloads = [m for m in fleet.members if m.kind != "run"]
     bad = [m for m in fleet.members if m.result != "passed"]
-    where = f"({clusters} clusters, {fleet.reports} reports)"
+    where = f"({_count(clusters, 'cluster')}, {_count(fleet.reports, 'report')})"
     if not bad:
-        return f"rollout-verify: PASSED {len(workloads)} workloads verified {where}"
+        return f"rollout-verify: PASSED {_count(len(workloads), 'workload')} verified {where}"
     head = f"rollout-verify: {fleet.result.upper()} {len(bad)} of {len(fleet.members)}"
     return f"{head} not verified {where}, exit {fleet.exit_code}"
 
