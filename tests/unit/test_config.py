@@ -291,3 +291,14 @@ def test_help_lists_the_exit_codes_as_the_readme_does() -> None:
     for code in ("0 every pod verified", "1 verification failed", "2 bad configuration", "5 internal error"):
         assert code in text
     assert "3 a workload or source cannot be read" in text and "4 the rollout did not complete" in text
+
+
+def test_every_wrong_setting_is_said_at_once_one_line_each_naming_its_own_flag_and_variable() -> None:
+    env = {"VERIFY_TIMEOUT": "abc", "VERIFY_CONCURRENCY": "0", "VERIFY_COLOR": "blue"}
+    with pytest.raises(ConfigError) as e:
+        load_settings(argv=["--deployment", "web"], environ=env)
+    lines = e.value.lines
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("--timeout:") and lines[0].endswith("(VERIFY_TIMEOUT)")
+    assert lines[1].startswith("--concurrency:") and lines[1].endswith("(VERIFY_CONCURRENCY)")
+    assert lines[2] == "--color: \"blue\" is not one of 'auto', 'always' or 'never' (VERIFY_COLOR)"

@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from verify.config.flags import parse
-from verify.config.messages import error_message
-from verify.config.naming import ENV_CUTOFF, ENV_PREFIX, FLAGS, config_error, did_you_mean, env_var
+from verify.config.messages import error_messages
+from verify.config.naming import (
+    ENV_CUTOFF,
+    ENV_PREFIX,
+    FLAGS,
+    config_error,
+    config_errors,
+    did_you_mean,
+    env_var,
+)
 from verify.config.settings import Settings
 from verify.config.values import parse_target
 from verify.errors import ConfigFileError
@@ -186,11 +194,12 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     try:
         return Settings.from_sources(environ=environ, flags=overrides)
     except ValidationError as exc:
-        loc, message = error_message(exc)
-        field = str(loc[0]) if loc else ""
-        if message == "is required":
-            message = "is required; pass the flag or set the env var"
-        raise config_error(field, message) from None
+        problems = []
+        for loc, message in error_messages(exc)[:20]:  # every wrong setting at once, one line each
+            if message == "is required":
+                message = "is required; pass the flag or set the env var"
+            problems.append((str(loc[0]) if loc else "", message))
+        raise config_errors(problems) from None
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:

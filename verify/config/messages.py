@@ -40,6 +40,8 @@ def _message(err: Any) -> tuple[tuple[Any, ...], str]:
         return loc, f"{shown} is not a boolean; use true or false"
     if err["type"] == "literal_error" and field == "restart":
         return loc, f'{shown} is not a restart mode; use "once" or "never"'
+    if err["type"] == "literal_error":  # --color blue: the words it takes, as the other lines say
+        return loc, f"{shown} is not one of {ctx.get('expected', 'the allowed values')}"
     if err["type"] == "extra_forbidden":
         return loc, "is not a known setting"
     return loc, _one_line(f"{shown}: {err['msg']}")

@@ -83,6 +83,12 @@ def config_error(field: str, message: str, *more: str) -> ConfigError:
     return ConfigError(lines[0], field=field, lines=lines if more else ())
 
 
+def config_errors(problems: Sequence[tuple[str, str]]) -> ConfigError:
+    """Several settings wrong at once: one line each, each naming its own flag and env var."""
+    lines = tuple(_named(field, message) for field, message in problems)
+    return ConfigError(lines[0], field=problems[0][0], lines=lines if len(lines) > 1 else ())
+
+
 # how close a typo must be: VERIFY_* names share their prefix, and one far from every setting may
 # belong to another tool (VERIFY_SSL); a flag typo is said however it is spelled
 ENV_CUTOFF = 0.85
