@@ -125,7 +125,8 @@ def parse_probe(
         elif kind == "notarget":
             why = (
                 "the debug container cannot read the target's process (/proc/1): it runs as another "
-                "user; give the container a runAsUser (the debug container takes the same)"
+                "user; give the container a runAsUser (the debug container takes the same) or use a "
+                "debug image running as the image's user (e.g. gcr.io/distroless/static:debug-nonroot)"
                 if rest == "denied"
                 else "the debug container does not share the target's process namespace"
             )
