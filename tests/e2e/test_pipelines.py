@@ -218,6 +218,14 @@ def test_a_missing_kubeconfig_from_the_kubeconfig_variable_names_that_variable(t
     assert f'KUBECONFIG: file "{tmp_path / "nope"}" does not exist; pass --kubeconfig' in out.stderr
 
 
+def test_a_missing_kubeconfig_given_as_the_flag_is_not_answered_with_pass_the_flag(tmp_path: Path) -> None:
+    gone = str(tmp_path / "gone.kc")
+    out = run_verify("--deployment", "web", "--kubeconfig", gone, kubeconfig="", tmp_path=tmp_path)
+    assert out.code == 2, out.everything
+    (line,) = out.stderr.splitlines()
+    assert f'file "{gone}" does not exist; check the path you passed' in line and "pass --kubeconfig" not in line
+
+
 def test_kubeconfig_content_pasted_into_the_kubeconfig_variable_is_not_echoed(tmp_path: Path) -> None:
     pasted = base64.b64encode(
         b"apiVersion: v1\nusers: [{name: u, user: {token: tok-never-printed-78}}]\n" * 4

@@ -74,6 +74,8 @@ def connect(
             hint = (
                 "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
                 if looks_like_content(path)
+                else "check the path you passed, or give the content in VERIFY_KUBECONFIG_DATA"
+                if kubeconfig is not None  # it was passed: do not tell them to pass it
                 else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
                 "content in VERIFY_KUBECONFIG_DATA"
             )
