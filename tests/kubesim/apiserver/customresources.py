@@ -19,7 +19,7 @@ from typing import Any
 from ..storage.crds import Column, CustomKinds, CustomResource
 from ..storage.errors import ApiError
 from ..storage.resources import VERBS
-from .openapi_schema import schemas
+from .openapi_schema import schemas, write_operations
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _AGE = Column("Age", "date", ".metadata.creationTimestamp")
@@ -117,31 +117,14 @@ def openapi_doc(kinds: CustomKinds, group: str, version: str) -> dict[str, Any] 
     for r in kinds.all():
         if r.group != group or not served_version(r, version):
             continue
-        base = f"/apis/{group}/{version}"
-        item = (
-            f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}"
-            if r.namespaced
-            else f"{base}/{r.plural}/{{name}}"
+        write_operations(
+            paths,
+            base=f"/apis/{group}/{version}",
+            plural=r.plural,
+            namespaced=r.namespaced,
+            kind=r.kind,
+            gvk={"group": group, "version": version, "kind": r.kind},
         )
-        gvk = {"group": group, "version": version, "kind": r.kind}
-        params = [
-            {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-            for n in ("fieldValidation", "dryRun", "fieldManager")
-        ]
-        op = {
-            "operationId": f"patch{r.kind}",
-            "parameters": params,
-            "responses": {"200": {"description": "OK"}},
-            "x-kubernetes-action": "patch",
-            "x-kubernetes-group-version-kind": gvk,
-        }
-        paths[item] = {
-            "patch": op,
-            "put": {**op, "operationId": f"replace{r.kind}", "x-kubernetes-action": "put"},
-        }
-        paths[item.rsplit("/", 1)[0]] = {
-            "post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}
-        }
         comps[definition_name(r, version)] = _kind_schema(r, version)
     if not paths:
         return None

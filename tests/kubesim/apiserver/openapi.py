@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..storage.resources import RESOURCES
-from .openapi_schema import KINDS, schemas
+from .openapi_schema import KINDS, schemas, write_operations
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -23,39 +23,14 @@ def _doc(group: str, version: str) -> dict[str, Any]:
     for r in RESOURCES:
         if r.group != group or r.version != version:
             continue
-        base = f"/{_gv_path(group, version)}"
-        item = (
-            f"{base}/namespaces/{{namespace}}/{r.plural}/{{name}}"
-            if r.namespaced
-            else f"{base}/{r.plural}/{{name}}"
+        write_operations(
+            paths,
+            base=f"/{_gv_path(group, version)}",
+            plural=r.plural,
+            namespaced=r.namespaced,
+            kind=r.kind,
+            gvk={"group": group, "version": version, "kind": r.kind},
         )
-        gvk = {"group": group, "version": version, "kind": r.kind}
-        params = [
-            {
-                "name": "fieldValidation",
-                "in": "query",
-                "schema": {"type": "string", "uniqueItems": True},
-            },
-            {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-            {
-                "name": "fieldManager",
-                "in": "query",
-                "schema": {"type": "string", "uniqueItems": True},
-            },
-        ]
-        op = {
-            "operationId": f"patch{r.kind}",
-            "parameters": params,
-            "responses": {"200": {"description": "OK"}},
-            "x-kubernetes-action": "patch",
-            "x-kubernetes-group-version-kind": gvk,
-        }
-        paths[item] = {
-            "patch": op,
-            "put": {**op, "operationId": f"replace{r.kind}", "x-kubernetes-action": "put"},
-        }
-        coll = item.rsplit("/", 1)[0]
-        paths[coll] = {"post": {**op, "operationId": f"create{r.kind}", "x-kubernetes-action": "post"}}
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.4"},

@@ -261,3 +261,24 @@ def shape(token: str, ann: dict[str, str] | None = None) -> Shape:
         return Shape("scalar")
     d = DEFS[token]
     return Shape("struct", definition=d, atomic=d.atomic)
+
+
+def write_operations(
+    paths: dict[str, Any], *, base: str, plural: str, namespaced: bool, kind: str, gvk: dict[str, str]
+) -> None:
+    """One kind's item and collection paths with the write operations and query parameters kubectl
+    looks for (its fieldValidation check reads them), for built-in and custom kinds alike."""
+    item = f"{base}/namespaces/{{namespace}}/{plural}/{{name}}" if namespaced else f"{base}/{plural}/{{name}}"
+    params = [
+        {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
+        for n in ("fieldValidation", "dryRun", "fieldManager")
+    ]
+    op = {
+        "operationId": f"patch{kind}",
+        "parameters": params,
+        "responses": {"200": {"description": "OK"}},
+        "x-kubernetes-action": "patch",
+        "x-kubernetes-group-version-kind": gvk,
+    }
+    paths[item] = {"patch": op, "put": {**op, "operationId": f"replace{kind}", "x-kubernetes-action": "put"}}
+    paths[item.rsplit("/", 1)[0]] = {"post": {**op, "operationId": f"create{kind}", "x-kubernetes-action": "post"}}
