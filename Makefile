@@ -29,7 +29,9 @@ test: venv
 lint: venv
 	$(BIN)/ruff check verify tests bench tools
 	$(BIN)/mypy
-	$(BIN)/shellcheck verify/flow/probe/probe.sh verify/flow/probe/debug_probe.sh
+	# each probe as it is sent: the shared input reader, then the probe
+	for p in probe debug_probe; do cat verify/flow/probe/probe_input.sh verify/flow/probe/$$p.sh \
+	  | $(BIN)/shellcheck -s sh - || exit 1; done
 
 demo: venv
 	$(BIN)/python -m tests.support.demo

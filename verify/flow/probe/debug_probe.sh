@@ -7,24 +7,7 @@
 # `val INNER-HMAC|- NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`, `notool TOOL`,
 # `notarget WHY` (then nothing more) and `end` last. Arguments arrive on stdin as for probe.sh.
 # Values never leave the pod: only key names, inner HMACs under the run's pad, and digests.
-__rv_m=
-__rv_ipad=
-__rv_i=0
-__rv_in=
-set --
-while IFS= read -r __rv_l; do
-  case "$__rv_l" in
-    e) __rv_in=1; break;;
-    l*) set -- "$@" "${__rv_l#l}";;
-    o*)
-      __rv_l=${__rv_l#o}
-      case "$__rv_l" in *[!\\0-7]*) exit 0;; esac
-      # shellcheck disable=SC2059
-      __rv_l=$(printf "${__rv_l}x"); set -- "$@" "${__rv_l%x}";;
-    *) exit 0;;
-  esac
-done
-[ -n "$__rv_in" ] || exit 0
+# (the input reader, probe_input.sh, runs before this: it leaves the arguments in "$@")
 for __rv_t in tr sha256sum readlink; do
   command -v "$__rv_t" >/dev/null 2>&1 || { printf 'notool %s\n' "$__rv_t"; exit 0; }
 done

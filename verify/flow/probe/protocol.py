@@ -13,16 +13,20 @@ from importlib import resources
 from verify.model import ContainerObservation, Expectations, Uninspectable
 
 
+def script(name: str) -> str:
+    """A probe as sent, whole: the shared input reader (probe_input.sh), then the probe itself."""
+    here = resources.files("verify.flow.probe")
+    return "".join(here.joinpath(n).read_text(encoding="utf-8") for n in ("probe_input.sh", name))
+
+
 def _wire(name: str) -> str:
     """What is sent: every exec carries the script URL-encoded in its query, so comments and
     indentation would cost each exec's encoding, request and parse (and the pod's sh) for nothing."""
-    text = resources.files("verify.flow.probe").joinpath(name).read_text(encoding="utf-8")
-    return "\n".join(
-        line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
-    )
+    lines = script(name).splitlines()
+    return "\n".join(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
 
-PROBE = resources.files("verify.flow.probe").joinpath("probe.sh").read_text(encoding="utf-8")
+PROBE = script("probe.sh")
 WIRE_PROBE = _wire("probe.sh")
 # run in rollout-verify's ephemeral debug container: reads the target's /proc/1 (debug_probe.sh)
 WIRE_DEBUG_PROBE = _wire("debug_probe.sh")
