@@ -16,7 +16,7 @@ from typing import Any
 
 from verify.config.job import settings_fields
 from verify.config.naming import pipeline_input
-from verify.config.settings import Settings
+from verify.config.settings import FIELDS
 from verify.exitcodes import action_text, readme_table
 
 START, END = "<!-- inputs:start -->", "<!-- inputs:end -->"
@@ -44,8 +44,7 @@ def inputs_table() -> str:
         "|---|---|---|---|---|---|",
     ]
     for name, env, flag, desc in settings_fields():
-        info = Settings.model_fields[name]
-        default = "required" if info.is_required() else _default(info.default)
+        default = _default(FIELDS[name].default)
         cells = [_code(name), _code(env), _code(flag), _code(pipeline_input(name)), default]
         cells.append(desc.replace("|", "\\|"))
         rows.append("| " + " | ".join(cells) + " |")

@@ -14,14 +14,14 @@ from tests.support.helpers import REPO
 from verify import docs
 from verify.config.flags import build_parser
 from verify.config.naming import env_var, pipeline_input
-from verify.config.settings import Settings
+from verify.config.settings import FIELDS
 
 EXAMPLES = REPO / "examples"
 HELM_TEMPLATES = EXAMPLES / "helm" / "templates"  # Go templates: checked rendered, below
-ENV_TO_FIELD = {env_var(name): name for name in Settings.model_fields}
+ENV_TO_FIELD = {env_var(name): name for name in FIELDS}
 # Every setting is user-facing: each must be an input of the Action, the Argo template and the
 # GitLab component, under the same name (pipeline_input).
-USER_SETTINGS = set(Settings.model_fields)
+USER_SETTINGS = set(FIELDS)
 REQUIRED = {
     "namespace", "deployment", "containers", "expect_env", "expect_file", "restart", "timeout",
     "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 from verify import __version__
 from verify.config.naming import FLAG_CUTOFF, PROG, config_error, did_you_mean, env_var
-from verify.config.settings import Settings
+from verify.config.settings import FIELDS
 from verify.errors import ConfigError
 from verify.exitcodes import help_text
 from verify.redact import short
@@ -51,7 +51,7 @@ def _unknown(words: list[str], *, known: list[str]) -> ConfigError:
 
 
 def _shown_default(field: str) -> str:
-    default = Settings.model_fields[field].default
+    default = FIELDS[field].default
     if default is None or default is False or default == []:
         return ""
     if field in _DURATIONS and isinstance(default, float):
@@ -64,7 +64,7 @@ _DURATIONS = ("timeout", "exec_timeout", "volume_grace")
 
 
 def _help(field: str) -> str:
-    desc = Settings.model_fields[field].description or ""
+    desc = FIELDS[field].description
     default = _shown_default(field)
     shown = f"; default {default}" if default else ""
     return f"{desc} (env {env_var(field)}{shown})".replace("%", "%%")
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Every flag can also be set via its VERIFY_* env var. `rollout-verify report merge --help`: "
         "a fleet's report.json files as one verdict.",
         epilog=f"Env only: {env_var('kubeconfig_data')}: "
-        + (Settings.model_fields["kubeconfig_data"].description or "").replace("%", "%%")
+        + FIELDS["kubeconfig_data"].description.replace("%", "%%")
         + " "
         + help_text(),
         argument_default=None,

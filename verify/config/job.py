@@ -9,10 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-
 from verify.config.flags import parse
-from verify.config.messages import error_messages
 from verify.config.naming import (
     ENV_CUTOFF,
     ENV_PREFIX,
@@ -22,7 +19,7 @@ from verify.config.naming import (
     did_you_mean,
     env_var,
 )
-from verify.config.settings import Settings
+from verify.config.settings import FIELDS, InvalidSettings, Settings
 from verify.config.values import parse_target
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
@@ -135,7 +132,7 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
 def _check_misspelled(environ: Mapping[str, str]) -> None:
     """A VERIFY_* variable that is almost a setting's is a typo that would silently do nothing
     (VERIFY_EXPECT_ENVS); one far from every setting may belong to another tool (VERIFY_SSL)."""
-    known = [env_var(name) for name in Settings.model_fields]
+    known = [env_var(name) for name in FIELDS]
     for var in sorted(environ):
         if not var.startswith(ENV_PREFIX) or var in known or not environ[var].strip():
             continue
@@ -193,18 +190,12 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         return Settings.from_sources(environ=environ, flags=overrides)
-    except ValidationError as exc:
-        problems = []
-        for loc, message in error_messages(exc)[:20]:  # every wrong setting at once, one line each
-            if message == "is required":
-                message = "is required; pass the flag or set the env var"
-            problems.append((str(loc[0]) if loc else "", message))
-        raise config_errors(problems) from None
+    except InvalidSettings as exc:
+        raise config_errors(exc.problems[:20]) from None  # every wrong setting at once, one line each
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:
     """(field name, env var, CLI flag or "", description) rows, for generating docs."""
     return [
-        (name, env_var(name), FLAGS.get(name, ""), info.description or "")
-        for name, info in Settings.model_fields.items()
+        (name, env_var(name), FLAGS.get(name, ""), setting.description) for name, setting in FIELDS.items()
     ]

@@ -1,27 +1,181 @@
-"""The run's settings: one pydantic model read from `VERIFY_*` variables (of an explicit mapping,
+"""The run's settings: one frozen record read from `VERIFY_*` variables (of an explicit mapping,
 never os.environ behind the caller's back) with flags as init values that win.
 
-The variables are read as pydantic-settings' EnvSettingsSource reads them for this model (prefix
-VERIFY_, names case-insensitive, empty values ignored, every list field `NoDecode`: its raw text
-goes to the field's validator), and validated by the same model, defaults included; the test
-suite judges `from_sources` against pydantic-settings itself (tests/unit/test_settings_sources.py).
-Importing pydantic-settings cost a third of the run's start-up before its first request
-(~80 ms of CPU: its sources import dotenv, asyncio and a CLI framework), for these few lines."""
+The contract is pydantic-settings' for this model (prefix VERIFY_, names case-insensitive, empty
+values ignored, list fields given their raw text, every value validated, defaults included, every
+wrong field reported at once, then the cross-field check); the test suite holds `from_sources`
+to a pydantic-settings twin built from `FIELDS`, values and error words alike
+(tests/unit/test_settings_sources.py). It is checked here by plain functions: importing pydantic
+and building this model was ~0.13 s of CPU, a third of a run's start-up before its first request."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
 from verify.config import values
 from verify.config.naming import ENV_PREFIX, env_var
 from verify.kube.names import valid_subdomain
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
-from verify.redact import escaped, looks_like_content, short, shown_path
+from verify.redact import escaped, looks_like_content, one_line, short, shown_path
 
+Check = Callable[[str, Any], Any]  # (field name, raw value) -> value; ValueError says what is wrong
+
+
+class InvalidSettings(ValueError):
+    """Every wrong setting at once: (field, one-line message) in the fields' order, then unknown
+    names, then the cross-field check (only when every field was valid), as pydantic orders them."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{name}: {message}" for name, message in problems))
+        self.problems = tuple(problems)
+
+
+class Secret:
+    """A value never shown: repr and str print stars (pydantic's SecretStr, which it replaces)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+
+# -- checks: the raw value (a flag's or an env var's text, a list from repeated flags) in, the
+# -- setting out; the wording of each error is the one pydantic's validators gave
+
+
+def _text(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"{values.what(value)}: Input should be a valid string")
+
+
+def _then(after: Callable[[str | None], Any]) -> Check:
+    """A text setting, then `after` on its value (None included, as pydantic's after-validators)."""
+    return lambda name, value: after(_text(name, value))
+
+
+def _listed(parse: Callable[[Any, Any], list[Any]]) -> Check:
+    return lambda name, value: parse(None, value)
+
+
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+
+
+def _bool(name: str, value: Any) -> bool | None:
+    """pydantic's lax bool: bools, 0/1, and its words in any case (not stripped)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    shown = f'"{short(value)}"' if isinstance(value, str) else values.what(value)
+    raise ValueError(f"{shown} is not a boolean; use true or false")
+
+
+def _one_of(*words: str) -> Check:
+    def check(name: str, value: Any) -> str:
+        if isinstance(value, str) and value in words:
+            return value
+        shown = f'"{short(value)}"' if isinstance(value, str) else values.what(value)
+        if name == "restart":
+            raise ValueError(f'{shown} is not a restart mode; use "once" or "never"')
+        quoted = [f"'{w}'" for w in words]
+        raise ValueError(f"{shown} is not one of {', '.join(quoted[:-1])} or {quoted[-1]}")
+
+    return check
+
+
+def _deployment(value: str | None) -> str | None:
+    if value is not None and not valid_subdomain(value):
+        raise ValueError(
+            f'"{short(str(value))}" is not a valid Deployment name; use lowercase letters, digits, '
+            "'-' and '.' (DNS-1123 subdomain)"
+        )
+    return value
+
+
+def _duration(*, zero: bool) -> Check:
+    def check(name: str, value: Any) -> float:
+        seconds = values.parse_duration(value)
+        if seconds < 0 or (seconds == 0 and not zero):
+            rule = "must not be negative" if zero else "must be longer than zero"
+            raise ValueError(f'"{short(str(value))}" {rule}')
+        return seconds
+
+    return check
+
+
+def _concurrency(name: str, value: Any) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f'"{short(str(value))}" is not a whole number; use 1..512') from None
+    if not 1 <= number <= 512:
+        raise ValueError(f'"{short(str(value))}" is out of range; use 1..512')
+    return number
+
+
+def _path(name: str, raw: Any) -> str | None:
+    """A file path (a folder for output_dir) the run can write, checked now, not after the run,
+    when the verdict would have nowhere to go; the kubeconfig only has to look like a path."""
+    value = _text(name, raw)
+    if value is None:
+        return value
+    shown = shown_path(value)
+    if not value.strip():
+        raise ValueError("is empty; give a file path")
+    if looks_like_content(value):
+        fix = "give one file path"
+        if name == "kubeconfig":
+            fix = "kubeconfig content goes in VERIFY_KUBECONFIG_DATA"
+        raise ValueError(f"{shown} is not a file path; {fix}")
+    if name == "output_dir":
+        if os.path.exists(value) and not os.path.isdir(value):
+            raise ValueError(f"{shown} exists and is not a directory")
+    elif name != "kubeconfig" and os.path.isdir(value):
+        raise ValueError(f"{shown} is a directory; give a file path")
+    if name != "kubeconfig":
+        why = _unwritable(value, directory=name == "output_dir")
+        if why:
+            raise ValueError(f"{shown} cannot be written ({why}); give a writable path")
+    return value
+
+
+def _secret(name: str, value: Any) -> Secret | None:
+    if isinstance(value, Secret):
+        return value
+    text = _text(name, value)
+    return None if text is None else Secret(text)
+
+
+def _setting(description: str, check: Check, default: Any = None) -> Any:
+    """A field with its help text and its check (a list default is copied per instance)."""
+    meta = {"description": description, "check": check}
+    if isinstance(default, list):
+        return field(default_factory=list, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+_plain: Check = _then(lambda value: value)
 _RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
     "Containers to inspect; the flag repeats, the env var is comma/newline separated "
@@ -42,184 +196,139 @@ _EXPECT_HTTP_HELP = (
 )
 
 
-class Settings(BaseModel):
-    """Validated settings; built by `from_sources` (through `load_settings`)."""
+@dataclass(frozen=True)
+class Settings:
+    """Validated settings; built by `from_sources` (through `load_settings`). Field order is
+    the order of --help, the README's table and the errors."""
 
-    # as BaseSettings: defaults are validated too, unknown names refused
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-    namespace: str | None = Field(
-        default=None, description="Namespace of the workloads (default: the kubeconfig's)."
+    namespace: str | None = _setting(
+        "Namespace of the workloads (default: the kubeconfig's).", _then(lambda v: values.namespace(None, v))
     )
-    deployment: str | None = Field(
-        default=None, description="Name of a Deployment to verify (shorthand for --target deployment/NAME)."
+    deployment: str | None = _setting(
+        "Name of a Deployment to verify (shorthand for --target deployment/NAME).", _then(_deployment)
     )
-    targets: list[WorkloadRef] = Field(
-        default=[],
-        description="Workloads to verify as KIND/NAME, KIND deployment, statefulset or daemonset; "
+    targets: list[WorkloadRef] = _setting(
+        "Workloads to verify as KIND/NAME, KIND deployment, statefulset or daemonset; "
         "the flag repeats, the env var is comma/newline separated.",
+        _listed(values.target_list),
+        [],
     )
-    selector: str | None = Field(
-        default=None,
-        description="Label selector: also verify every Deployment, StatefulSet and DaemonSet "
+    selector: str | None = _setting(
+        "Label selector: also verify every Deployment, StatefulSet and DaemonSet "
         "with these labels, e.g. app.kubernetes.io/part-of=shop.",
+        _then(lambda v: None if v is None else values.check_selector(v)),
     )
-    config: str | None = Field(
-        default=None,
-        description="YAML file listing targets with their own containers/expect-env/expect-file/"
+    config: str | None = _setting(
+        "YAML file listing targets with their own containers/expect-env/expect-file/"
         "expect-http/from-spec/restart (see README).",
+        _plain,
     )
-    containers: list[str] = Field(default=[], description=_CONTAINERS_HELP)
-    expect_env: list[str] = Field(default=[], description=_EXPECT_ENV_HELP)
-    expect_file: list[FileSpec] = Field(default=[], description=_EXPECT_FILE_HELP)
-    expect_http: list[HttpExpectation] = Field(default=[], description=_EXPECT_HTTP_HELP)
-    restart: Literal["once", "never"] = Field(default="once", description=_RESTART_HELP)
-    timeout: float = Field(
-        default=600.0, description="Deadline for the whole run (waits, retries, execs), e.g. 600, 10m."
+    containers: list[str] = _setting(_CONTAINERS_HELP, _listed(values.containers), [])
+    expect_env: list[str] = _setting(_EXPECT_ENV_HELP, _listed(values.expect_env), [])
+    expect_file: list[FileSpec] = _setting(_EXPECT_FILE_HELP, _listed(values.expect_file), [])
+    expect_http: list[HttpExpectation] = _setting(_EXPECT_HTTP_HELP, _listed(values.expect_http), [])
+    restart: Literal["once", "never"] = _setting(_RESTART_HELP, _one_of("once", "never"), "once")
+    timeout: float = _setting(
+        "Deadline for the whole run (waits, retries, execs), e.g. 600, 10m.", _duration(zero=False), 600.0
     )
-    exec_timeout: float = Field(
-        default=30.0, description="Timeout of one exec into a container (and of one HTTP check)."
+    exec_timeout: float = _setting(
+        "Timeout of one exec into a container (and of one HTTP check).", _duration(zero=False), 30.0
     )
-    concurrency: int = Field(default=32, description="Parallel execs and HTTP checks (1..512).")
-    kubeconfig: str | None = Field(
-        default=None,
-        description="Path of the kubeconfig file (default, as kubectl: every file of $KUBECONFIG merged, "
+    concurrency: int = _setting("Parallel execs and HTTP checks (1..512).", _concurrency, 32)
+    kubeconfig: str | None = _setting(
+        "Path of the kubeconfig file (default, as kubectl: every file of $KUBECONFIG merged, "
         "else ~/.kube/config, else the mounted in-cluster service account).",
+        _path,
     )
-    kubeconfig_data: SecretStr | None = Field(
-        default=None,
-        description="Kubeconfig content (YAML/JSON, or base64 of it), as CI secrets hold it; "
+    kubeconfig_data: Secret | None = _setting(
+        "Kubeconfig content (YAML/JSON, or base64 of it), as CI secrets hold it; "
         "written to a 0600 temp file, never printed.",
+        _secret,
     )
-    context: str | None = Field(default=None, description="Kubeconfig context to use.")
-    report_json: str | None = Field(default=None, description="Write a JSON report here.")
-    junit: str | None = Field(default=None, description="Write a JUnit XML report here.")
-    summary: str | None = Field(
-        default=None,
-        description="Write a Markdown summary here (on GitHub it also goes to the job summary).",
+    context: str | None = _setting("Kubeconfig context to use.", _plain)
+    report_json: str | None = _setting("Write a JSON report here.", _path)
+    junit: str | None = _setting("Write a JUnit XML report here.", _path)
+    summary: str | None = _setting(
+        "Write a Markdown summary here (on GitHub it also goes to the job summary).", _path
     )
-    output_dir: str | None = Field(
-        default=None,
-        description="Write one file per output here (result, restarted, failed-pods, exit-code) "
+    output_dir: str | None = _setting(
+        "Write one file per output here (result, restarted, failed-pods, exit-code) "
         "plus report.json, junit.xml and summary.md, for Argo output parameters.",
+        _path,
     )
-    from_spec: bool | None = Field(
-        default=None, description="Derive expectations from the pod template (auto if unset)."
+    from_spec: bool | None = _setting("Derive expectations from the pod template (auto if unset).", _bool)
+    volume_grace: float = _setting(
+        "How long to wait for mounted ConfigMap/Secret updates.", _duration(zero=True), 90.0
     )
-    volume_grace: float = Field(
-        default=90.0, description="How long to wait for mounted ConfigMap/Secret updates."
-    )
-    color: Literal["auto", "always", "never"] = Field(
-        default="auto",
-        description="Colour the verdict and the end table: auto (only on a terminal, and not when "
+    color: Literal["auto", "always", "never"] = _setting(
+        "Colour the verdict and the end table: auto (only on a terminal, and not when "
         "NO_COLOR is set), always or never.",
+        _one_of("auto", "always", "never"),
+        "auto",
     )
-    debug_image: str | None = Field(
-        default=None,
-        description="Image of an ephemeral debug container that inspects containers without a shell "
+    debug_image: str | None = _setting(
+        "Image of an ephemeral debug container that inspects containers without a shell "
         "(distroless, scratch) through their process namespace, e.g. busybox:1.36 (off by default; "
         "needs `patch pods/ephemeralcontainers`; the container stays in the pod until it is replaced).",
+        _then(lambda v: None if v is None else values.image_reference(v)),
     )
-    dry_run: bool = Field(
-        default=False,
-        description="Judge as usual but never restart: say what would be restarted and why, send no "
+    dry_run: bool = _setting(
+        "Judge as usual but never restart: say what would be restarted and why, send no "
         "write; the exit code is the one the run would have had without the restart.",
+        _bool,
+        False,
     )
 
     @classmethod
     def from_sources(cls, *, environ: Mapping[str, str], flags: Mapping[str, Any]) -> Settings:
-        """`flags` (init values) over the `VERIFY_*` variables of `environ`."""
-        return cls(**{**env_values(environ), **flags})
-
-    @model_validator(mode="after")
-    def _one_kubeconfig(self) -> Settings:
-        if self.kubeconfig is not None and self.kubeconfig_data is not None:
-            raise ValueError(
-                f"--kubeconfig ({env_var('kubeconfig')}) and {env_var('kubeconfig_data')} are both set; "
-                "set only one"
+        """`flags` (init values) over the `VERIFY_*` variables of `environ`, every value checked
+        (defaults too); raises InvalidSettings naming every wrong one."""
+        given = {**env_values(environ), **flags}
+        checked: dict[str, Any] = {}
+        problems: list[tuple[str, str]] = []
+        for name, setting in FIELDS.items():
+            raw = given.get(name, setting.default)
+            try:
+                checked[name] = setting.check(name, raw)
+            except ValueError as e:
+                problems.append((name, one_line(str(e))))
+        problems += [(name, "is not a known setting") for name in given if name not in FIELDS]
+        if not problems and checked["kubeconfig"] is not None and checked["kubeconfig_data"] is not None:
+            problems.append(
+                (
+                    "",
+                    f"--kubeconfig ({env_var('kubeconfig')}) and {env_var('kubeconfig_data')} are both set; "
+                    "set only one",
+                )
             )
-        return self
+        if problems:
+            raise InvalidSettings(problems)
+        return cls(**checked)
 
-    _check_namespace = field_validator("namespace", mode="after")(values.namespace)
-    _split_containers = field_validator("containers", mode="before")(values.containers)
-    _split_env = field_validator("expect_env", mode="before")(values.expect_env)
-    _parse_files = field_validator("expect_file", mode="before")(values.expect_file)
-    _parse_http = field_validator("expect_http", mode="before")(values.expect_http)
-    _parse_targets = field_validator("targets", mode="before")(values.target_list)
 
-    @field_validator("deployment", mode="after")
-    @classmethod
-    def _check_deployment(cls, value: str | None) -> str | None:
-        if value is not None and not valid_subdomain(value):
-            raise ValueError(
-                f'"{short(str(value))}" is not a valid Deployment name; use lowercase letters, digits, '
-                "'-' and '.' (DNS-1123 subdomain)"
-            )
-        return value
+@dataclass(frozen=True)
+class Setting:
+    """One field of Settings as docs, --help and the checks see it."""
 
-    @field_validator("debug_image", mode="after")
-    @classmethod
-    def _check_debug_image(cls, value: str | None) -> str | None:
-        return None if value is None else values.image_reference(value)
+    name: str
+    default: Any
+    description: str
+    check: Check
 
-    @field_validator("selector", mode="after")
-    @classmethod
-    def _check_selector(cls, value: str | None) -> str | None:
-        return None if value is None else values.check_selector(value)
 
-    @field_validator("timeout", "exec_timeout", mode="before")
-    @classmethod
-    def _positive_duration(cls, value: Any) -> float:
-        seconds = values.parse_duration(value)
-        if seconds <= 0:
-            raise ValueError(f'"{short(str(value))}" must be longer than zero')
-        return seconds
+def _fields() -> dict[str, Setting]:
+    from dataclasses import MISSING, fields
 
-    @field_validator("concurrency", mode="before")
-    @classmethod
-    def _check_concurrency(cls, value: Any) -> int:
-        try:
-            number = int(str(value).strip())
-        except ValueError:
-            raise ValueError(f'"{short(str(value))}" is not a whole number; use 1..512') from None
-        if not 1 <= number <= 512:
-            raise ValueError(f'"{short(str(value))}" is out of range; use 1..512')
-        return number
+    out: dict[str, Setting] = {}
+    for f in fields(Settings):
+        default = f.default_factory() if f.default_factory is not MISSING else f.default
+        out[f.name] = Setting(
+            name=f.name, default=default, description=f.metadata["description"], check=f.metadata["check"]
+        )
+    return out
 
-    @field_validator("kubeconfig", "report_json", "junit", "summary", "output_dir", mode="after")
-    @classmethod
-    def _check_path(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
-            return value
-        shown = shown_path(value)
-        if not value.strip():
-            raise ValueError("is empty; give a file path")
-        if looks_like_content(value):
-            fix = (
-                "kubeconfig content goes in VERIFY_KUBECONFIG_DATA"
-                if info.field_name == "kubeconfig"
-                else "give one file path"
-            )
-            raise ValueError(f"{shown} is not a file path; {fix}")
-        if info.field_name == "output_dir":
-            if os.path.exists(value) and not os.path.isdir(value):
-                raise ValueError(f"{shown} exists and is not a directory")
-        elif info.field_name != "kubeconfig" and os.path.isdir(value):
-            raise ValueError(f"{shown} is a directory; give a file path")
-        if info.field_name != "kubeconfig":
-            # found out now, not after the run, when the verdict would have nowhere to go
-            why = _unwritable(value, directory=info.field_name == "output_dir")
-            if why:
-                raise ValueError(f"{shown} cannot be written ({why}); give a writable path")
-        return value
 
-    @field_validator("volume_grace", mode="before")
-    @classmethod
-    def _grace_duration(cls, value: Any) -> float:
-        seconds = values.parse_duration(value)
-        if seconds < 0:
-            raise ValueError(f'"{short(str(value))}" must not be negative')
-        return seconds
+FIELDS: Mapping[str, Setting] = _fields()
 
 
 def env_values(environ: Mapping[str, str]) -> dict[str, str]:
@@ -228,7 +337,7 @@ def env_values(environ: Mapping[str, str]) -> dict[str, str]:
     parse_env_vars: names lower-cased, the last of two spellings wins, "" is unset)."""
     lowered = {k.lower(): v for k, v in environ.items() if v != ""}
     found: dict[str, str] = {}
-    for name in Settings.model_fields:
+    for name in FIELDS:
         value = lowered.get(f"{ENV_PREFIX}{name}".lower())
         if value is not None:
             found[name] = value
