@@ -153,8 +153,8 @@ def floor_cmd(kc: str, spec: str) -> list[str]:
 def floor_spec(concurrency: int, *, selector: str = "app=web") -> str:
     """The floor's SPEC.json: the product's own probe command and input for the bench's
     expectations (one env key, one file), so (b) and (c) ask the pods for exactly the same work."""
+    from verify.findings import Expectations, ExpectedFile
     from verify.flow.probe.protocol import probe_argv, probe_input
-    from verify.model import Expectations, ExpectedFile
 
     digest = hashlib.sha256(b"mode=prod\n").hexdigest()
     expected = Expectations(

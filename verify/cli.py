@@ -33,9 +33,7 @@ from verify.platforms import colour, container, github
 from verify.platforms.delivery import deliver, deliver_documents
 from verify.platforms.logs import Logs, Platform, stderr, stdout, stdout_table, stdout_verdict
 from verify.redact import one_line, printable_line, shown_path
-from verify.report import table
 from verify.report.result import RunInfo, RunResult
-from verify.report.text import problem_lines, verdict_line
 
 
 def _mask_early(*, environ: Mapping[str, str]) -> None:
@@ -349,17 +347,19 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
 def _ending(*, result: RunResult, platform: Platform, paint: colour.Painter) -> None:
     """Each problem once, on stderr with the one prefix; stdout gets only what a reader of the
     job's end wants: the table of workloads and the verdict (and GitHub's annotations)."""
+    from verify.report import table, text  # at the end: not start-up
+
     for wl in result.workloads:
         if wl.verdict_attempt is None:
             continue  # its one problem (the error) is the verdict line's own words: said once
-        for line in problem_lines(workload=wl):
+        for line in text.problem_lines(workload=wl):
             stderr(f"rollout-verify: {line}")
     if platform.github:
         for line in github.error_lines(run=result):
             stdout(line)
     if result.workloads:
         stdout_table(table.rows(run=result), paint=paint)
-        stdout_verdict(verdict_line(run=result), result=result.result, paint=paint)
+        stdout_verdict(text.verdict_line(run=result), result=result.result, paint=paint)
 
 
 def _started() -> None:

@@ -8,7 +8,6 @@ a borrowed HTTP status. Every message is safe to print: it never holds a raw res
 from __future__ import annotations
 
 import os
-import traceback
 from typing import Any, ClassVar
 
 from verify.exitcodes import ExitCode
@@ -180,6 +179,8 @@ class NoWorkloadsMatched(VerifyError):
 
 def internal_error(exc: BaseException) -> str:
     """Name the exception type and where it was raised, never its message (it could quote data)."""
+    import traceback  # a bug's path only
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
     return f"internal error {type(exc).__name__}{where}: a bug in rollout-verify, please report it"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_probe import SHELL_PREFIXES, _busybox
+from verify.findings import Expectations, ExpectedEnv, ExpectedFile
 from verify.flow.probe.protocol import RunKey, debug_probe_argv, parse_probe, probe_input
-from verify.model import Expectations, ExpectedEnv, ExpectedFile
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or _busybox() is None or not shutil.which("unshare"),

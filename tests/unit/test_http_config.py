@@ -11,11 +11,12 @@ from verify.config.file import load_targets
 from verify.config.job import load_job
 from verify.config.values import check_selector, parse_http_check
 from verify.errors import ConfigError, ConfigFileError
+from verify.findings import CheckStatus, HttpObservation, Uninspectable
 from verify.flow.judge import judge_http as http_check
 from verify.flow.judge import same_value
 from verify.flow.probe.http_probe import field_value, proxy_path
 from verify.flow.restart import restart_key
-from verify.model import CheckStatus, HttpExpectation, HttpObservation, Uninspectable
+from verify.model import HttpExpectation
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.flow.judge import judge_attempt, judge_pod
-from verify.model import (
+from verify.findings import (
     CheckResult,
     CheckStatus,
     ContainerObservation,
@@ -15,6 +14,7 @@ from verify.model import (
     PodTarget,
     Uninspectable,
 )
+from verify.flow.judge import judge_attempt, judge_pod
 
 GOOD = "1a2b3c4d5e6f" + "0" * 52
 BAD = "9f8e7d6c5b4a" + "1" * 52

@@ -6,8 +6,7 @@ from typing import Literal
 
 import pytest
 
-from verify.flow.decide import decide
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -15,6 +14,7 @@ from verify.model import (
     PodVerdict,
     Uninspectable,
 )
+from verify.flow.decide import decide
 
 
 def attempt(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from verify.findings import Expectations, ExpectedEnv, ExpectedFile
 from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
-from verify.model import Expectations, ExpectedEnv, ExpectedFile
 
 TRICKY = "va'l\"ue $(not run) `nor this` %s %% \\n\nline2 ü"
 

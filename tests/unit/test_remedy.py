@@ -7,8 +7,7 @@ import pytest
 
 from verify.diagnose.checks import diagnose
 from verify.diagnose.remedy import Facts, assess, unfixable
-from verify.flow.decide import decide
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -19,6 +18,7 @@ from verify.model import (
     PodVerdict,
     Source,
 )
+from verify.flow.decide import decide
 
 LIVE = "a" * 64
 OLD = "b" * 64

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from verify.model import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict, Uninspectable
+from verify.findings import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    PodVerdict,
+    Uninspectable,
+)
 from verify.report import junit
 from verify.report import markdown as summary
 from verify.report import outputs as outcome

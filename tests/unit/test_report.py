@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verify.flow.judge import judge_attempt
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -18,6 +17,7 @@ from verify.model import (
     PodVerdict,
     Uninspectable,
 )
+from verify.flow.judge import judge_attempt
 from verify.report.jsondoc import to_json
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import checked_line, problem_lines, verdict_line

@@ -9,10 +9,7 @@ import hashlib
 
 from verify.diagnose.remedy import Facts, assess, unfixable
 from verify.diagnose.secretsstore import ClassFacts, CsiFacts, PodMount, explain
-from verify.flow.csi import class_objects, classes_of, csi_files
-from verify.flow.derive import derive, mark_secret_files
-from verify.flow.judge import judge_pod
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -25,6 +22,9 @@ from verify.model import (
     PodVerdict,
     Source,
 )
+from verify.flow.csi import class_objects, classes_of, csi_files
+from verify.flow.derive import derive, mark_secret_files
+from verify.flow.judge import judge_pod
 
 OBJECTS = """array:
   - |

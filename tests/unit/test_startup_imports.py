@@ -1,6 +1,7 @@
 """What a run imports before its first request to the cluster: importing the official `kubernetes`
-package (~0.4 s of CPU: every generated API and model class) or a cloud SDK there is most of
-rollout-verify's start-up, so neither may creep back in (`make bench` prints the start-up time)."""
+package (~0.4 s of CPU: every generated API and model class), pydantic (~0.13 s with the settings
+model it built) or a cloud SDK there is most of rollout-verify's start-up, so none may creep back
+in (`make bench` prints the start-up time)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from tests.support.helpers import REPO
 
-HEAVY = ("kubernetes", "pydantic_settings", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
+HEAVY = ("kubernetes", "pydantic", "pydantic_settings", "google", "botocore", "boto3", "azure", "msal", "requests_oauthlib")
 
 _CONNECT = """
 import json, os, sys
@@ -59,3 +60,36 @@ def test_a_run_imports_neither_the_official_client_nor_a_cloud_sdk(tmp_path: Pat
     # imports) only once a call has failed
     assert "verify.config.file" not in modules
     assert "backoff" not in loaded and "asyncio" not in loaded
+
+
+# the modules loaded when `python -m verify` opens its first connection, seen by an audit hook
+# (nothing patched); the server is a closed port, so the run then fails within its --timeout
+_FIRST_CONNECT = """
+import json, runpy, sys
+OUT = sys.argv[1]
+def hook(event, args):
+    if event == "socket.connect" and not hook.seen:
+        hook.seen = True
+        with open(OUT, "w") as fh:
+            json.dump(sorted(sys.modules), fh)
+hook.seen = False
+sys.addaudithook(hook)
+sys.argv = ["rollout-verify", "--deployment", "web", "--expect-env", "A", "--timeout", "1"]
+runpy.run_module("verify", run_name="__main__")
+"""
+
+
+def test_what_only_the_workloads_need_loads_after_the_first_request(tmp_path: Path) -> None:
+    env = {"KUBECONFIG": str(_kubeconfig(tmp_path / "kc")), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    seen = tmp_path / "modules.json"
+    run = subprocess.run(
+        [sys.executable, "-c", _FIRST_CONNECT, str(seen)], env=env, cwd=REPO, capture_output=True, text=True
+    )
+    assert run.returncode == 3, run.stderr[-400:]  # the cluster is unreachable: the run did try
+    modules = set(json.loads(seen.read_text()))
+    assert "verify.flow.run" in modules and "httpx" in modules  # the run had started
+    loaded = {m.split(".")[0] for m in modules}
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+    # the exec transport, the verdicts, the per-workload flow, the renderers, the cloud minters
+    later = {"websocket", "verify.findings", "verify.flow.workload", "verify.report.markdown", "verify.kube.cloud"}
+    assert not (later & modules), sorted(later & modules)

@@ -4,6 +4,7 @@ unless overridden, and usage errors as ConfigError instead of argparse's exit.""
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from typing import NoReturn
 
@@ -70,8 +71,10 @@ def _help(field: str) -> str:
     return f"{desc} (env {env_var(field)}{shown})".replace("%", "%%")
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI; every flag defaults to 'unset' so env values show through unless overridden."""
+    """The CLI; every flag defaults to 'unset' so env values show through unless overridden.
+    Built once per process (--help and every parse share it)."""
     p = _Parser(
         prog=PROG,
         description="Wait for the rollout of Deployments, StatefulSets and DaemonSets, then prove "

@@ -5,7 +5,6 @@ which knob to turn."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from verify.errors import ConfigError
@@ -103,5 +102,7 @@ def did_you_mean(word: str, known: Sequence[str], *, cutoff: float, prefix: bool
     if starting:
         # `--expect` could be any of three: name them all
         return starting[0] if len(starting) == 1 else ", ".join(starting[:-1]) + " or " + starting[-1]
+    import difflib  # a typo's path only
+
     close = difflib.get_close_matches(word, known, n=1, cutoff=cutoff)
     return close[0] if close else None

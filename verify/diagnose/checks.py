@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
-from verify.model import AttemptVerdict, CheckStatus, Expectations, Source, expectations_for
+from verify.findings import AttemptVerdict, CheckStatus, Expectations, Source, expectations_for
 
 
 @dataclass

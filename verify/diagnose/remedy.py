@@ -17,17 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verify.diagnose.secretsstore import CsiFacts
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
     ContainerVerdict,
     Expectations,
     ExpectedFile,
-    Kind,
     PodVerdict,
     Source,
 )
+from verify.model import Kind
 
 SourceKey = tuple[str, str]  # (kind, name) of a ConfigMap/Secret
 

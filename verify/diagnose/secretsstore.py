@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from verify.model import AttemptVerdict, CheckStatus, Expectations, expectations_for
+from verify.findings import AttemptVerdict, CheckStatus, Expectations, expectations_for
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from typing import Any
 from verify.diagnose.checks import diagnose
 from verify.diagnose.remedy import assess
 from verify.diagnose.secretsstore import explain
+from verify.findings import AttemptVerdict, CheckStatus, Expectations, PodObservation
 from verify.flow.expect import container_expectations, resolve_http
 from verify.flow.facts import gather
 from verify.flow.judge import judge_attempt
 from verify.flow.state import WorkloadState
 from verify.kube import objects
-from verify.model import AttemptVerdict, CheckStatus, Expectations, PodObservation
 
 GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
+from verify.findings import ExpectedFile, Source
 from verify.kube.objects import mapping, maps, text
-from verify.model import ExpectedFile, Source
 
 DRIVER = "secrets-store.csi.k8s.io"
 GROUP_VERSION = "secrets-store.csi.x-k8s.io/v1"

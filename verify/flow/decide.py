@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from verify.diagnose.remedy import unfixable
-from verify.model import AttemptVerdict, CheckStatus, Uninspectable
+from verify.findings import AttemptVerdict, CheckStatus, Uninspectable
 
 MAX_RESTARTS = 1
 # inspections repeated without a restart because pods were deleted while being inspected

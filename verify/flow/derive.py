@@ -17,10 +17,10 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from verify.findings import Expectations, ExpectedEnv, ExpectedFile, Source
 from verify.flow.csi import Classes, class_name, csi_files
 from verify.kube.names import ENV_VAR_NAME, SHELL_NAME
 from verify.kube.objects import app_containers, mapping, maps, text
-from verify.model import Expectations, ExpectedEnv, ExpectedFile, Source
 
 Ref = tuple[str, str]  # ("configmap" | "secret", name)
 Sources = Mapping[Ref, Mapping[str, Any] | None]  # the live objects read (None: not found)

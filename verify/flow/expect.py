@@ -13,11 +13,12 @@ from typing import Any
 
 from verify.config.job import TargetPlan
 from verify.errors import Forbidden, SourceMissing
+from verify.findings import Expectations, ExpectedFile
 from verify.flow import csi
 from verify.flow.derive import Ref, derive, mark_secret_files, referenced_objects
 from verify.flow.lookup import Lookup
 from verify.kube import objects
-from verify.model import Expectations, ExpectedFile, FileSpec, HttpExpectation
+from verify.model import FileSpec, HttpExpectation
 
 
 def resolve_files(lookup: Lookup, *, env: Sequence[str], files: Sequence[FileSpec]) -> Expectations:

@@ -10,12 +10,12 @@ from typing import Any
 
 from verify import errors
 from verify.diagnose.remedy import Facts, SourceKey
+from verify.findings import AttemptVerdict, CheckStatus, Expectations, Source
 from verify.flow.csi_facts import csi_facts
 from verify.flow.derive import Ref, derive, referenced_objects
 from verify.flow.expect import read_classes
 from verify.flow.state import WorkloadState
 from verify.kube import objects
-from verify.model import AttemptVerdict, CheckStatus, Expectations, Source
 
 
 def _immutable_failing(

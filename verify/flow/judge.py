@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from verify.flow.derive import provably_configmap
-from verify.model import (
+from verify.findings import (
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -26,6 +25,7 @@ from verify.model import (
     Uninspectable,
     expectations_for,
 )
+from verify.flow.derive import provably_configmap
 
 SHORT_DIGEST = 12
 MAX_VALUE = 64  # characters of a compared JSON value shown in a detail

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from verify.config.job import TargetPlan
-from verify.flow.derive import referenced_objects
 from verify.kube import objects
 from verify.kube.access import Rule
 from verify.kube.kinds import PLURAL
@@ -52,6 +51,8 @@ def needed(
         ("configmap", c.equals_configmap.partition("/")[0]) for c in plan.expect_http if c.equals_configmap
     }
     if reads_template(plan) and workload is not None:
+        from verify.flow.derive import referenced_objects  # with the sources' checks: not start-up
+
         sources |= referenced_objects(pod_spec=objects.pod_spec(workload))
     for kind_of, source in sorted(sources):
         rules.append(Rule("get", "configmaps" if kind_of == "configmap" else "secrets", name=source))

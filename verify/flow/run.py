@@ -7,19 +7,15 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from verify import errors
 from verify.config.job import Job, TargetPlan, plan_target
 from verify.config.naming import FLAG_CUTOFF, did_you_mean
+from verify.config.settings import Settings
 from verify.exitcodes import ExitCode
 from verify.flow.permissions import needed, reads_template
-from verify.flow.probe.debugger import debug_lines
-from verify.flow.probe.exec_probe import Inspector
-from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
-from verify.flow.state import Log, RunContext
-from verify.flow.workload import verify_workload
 from verify.kube import objects, retry
 from verify.kube.access import Rule, denied, whoami
 from verify.kube.api import Api
@@ -28,6 +24,9 @@ from verify.kube.connection import Connection
 from verify.kube.kinds import KINDS, PLURAL, api_path
 from verify.model import WorkloadRef
 from verify.report.result import RunResult, WorkloadResult, combine
+
+if TYPE_CHECKING:
+    from verify.flow.state import Log, RunContext
 
 MAX_PARALLEL_WORKLOADS = 16
 
@@ -152,22 +151,24 @@ def _failure(code: ExitCode, message: str) -> RunResult:
     return RunResult(result="error", exit_code=int(code), restarted=False, workloads=(), message=message)
 
 
-def execute(
+def _context(
     *,
-    job: Job,
+    settings: Settings,
     connection: Connection,
-    logs: Logs,
-    cancel: Cancel | None = None,
-    progress: Progress | None = None,
-) -> RunResult:
-    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
-    settings = job.settings
-    deadline = retry.Deadline(settings.timeout, cancel=cancel, notice=logs.line)
-    default_ns = settings.namespace or connection.namespace
-    api = Api(connection, deadline)
+    api: Api,
+    deadline: retry.Deadline,
+    progress: Progress | None,
+) -> RunContext:
+    """What every workload shares: the client, one exec budget, the progress. Built (and its
+    modules imported: the exec transport, the probes, the per-workload flow) once the run's
+    first requests have gone out, so they are not start-up."""
+    from verify.flow.probe.exec_probe import Inspector
+    from verify.flow.probe.http_probe import Prober
+    from verify.flow.state import RunContext
+
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it
     slots = threading.BoundedSemaphore(settings.concurrency)
-    context = RunContext(
+    return RunContext(
         settings=settings,
         api=api,
         inspector=Inspector(
@@ -191,6 +192,21 @@ def execute(
         ),
         progress=progress or Progress(),
     )
+
+
+def execute(
+    *,
+    job: Job,
+    connection: Connection,
+    logs: Logs,
+    cancel: Cancel | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Verify every workload of the job; every outcome is a RunResult (the CLI maps it to an exit)."""
+    settings = job.settings
+    deadline = retry.Deadline(settings.timeout, cancel=cancel, notice=logs.line)
+    default_ns = settings.namespace or connection.namespace
+    api = Api(connection, deadline)
     try:
         plans = _plans(job, api, default_ns)
     except errors.VerifyError as e:
@@ -229,9 +245,14 @@ def execute(
         for line in typos:
             logs.line(f"error: {line}")
         return _failure(ExitCode.CONFIG, "; ".join(typos))
+    context = _context(
+        settings=settings, connection=connection, api=api, deadline=deadline, progress=progress
+    )
     for (p, ns), label in zip(work, labels, strict=True):
         context.progress.add(label=label, kind=p.ref.kind, namespace=ns, name=p.ref.name)
     logs.begin(labels)
+
+    from verify.flow.workload import verify_workload
 
     def one(index: int) -> WorkloadResult:
         plan, ns = work[index]
@@ -253,6 +274,8 @@ def execute(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
+    from verify.flow.probe.debugger import debug_lines
+
     debugger = context.inspector.debugger
     used = tuple(debugger.containers()) if debugger is not None else ()
     for line in debug_lines(used):

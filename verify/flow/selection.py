@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from verify.findings import PodTarget
 from verify.flow import rollout_status
 from verify.kube import objects
 from verify.kube.names import REVISION_ANNOTATION, REVISION_HASH_LABEL, TEMPLATE_HASH_LABEL
 from verify.kube.objects import integer, mapping, text
-from verify.model import PodTarget
 
 
 @dataclass(frozen=True)

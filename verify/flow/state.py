@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from verify.config.job import TargetPlan
 from verify.config.settings import Settings
+from verify.findings import AttemptVerdict
 from verify.flow.lookup import Lookup
 from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
 from verify.flow.restart import Restarter
 from verify.kube.api import Api
-from verify.model import AttemptVerdict
 
 Log = Callable[[str], None]
 

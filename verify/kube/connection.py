@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from verify.errors import KubeConfigError
-from verify.kube import cloud, endpoint, loading, plugins, proxies, tls
+from verify.kube import endpoint, loading, plugins, proxies, tls
 from verify.kube.credentials import BearerToken, ConfigAuth
 from verify.kube.endpoint import Endpoint
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
@@ -248,6 +248,8 @@ def _credential(
     without the CLIs still connects; else plugins.run's one "not installed" line."""
     command = str(exec_cfg.get("command") or "")
     if command and shutil.which(command, path=environ.get("PATH")) is None:
+        from verify.kube import cloud  # only for a missing plugin: the minters are start-up otherwise
+
         mint = cloud.minter(exec_cfg)
         if mint is not None:
             return mint(timeout=timeout, environ=environ)

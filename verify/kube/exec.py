@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from verify.findings import Uninspectable
 from verify.kube import retry, tls
 from verify.kube.api import UNTRUSTED_MARKER, tls_reason
 from verify.kube.credentials import BearerToken
 from verify.kube.daemons import Daemons
 from verify.kube.retry import Deadline
 from verify.kube.stream import ERROR, STDERR, STDOUT, ExecStream, HandshakeFailed
-from verify.model import Uninspectable
 from verify.redact import one_line
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")

@@ -4,9 +4,9 @@ explain failed execs and HTTP checks better than the failure itself."""
 from __future__ import annotations
 
 from verify import errors
+from verify.findings import PodTarget, Uninspectable
 from verify.kube import objects
 from verify.kube.api import Api
-from verify.model import PodTarget, Uninspectable
 
 
 def pod_gone(*, api: Api, namespace: str, pod: PodTarget) -> Uninspectable | None:

@@ -10,11 +10,8 @@ import os
 from collections.abc import Callable, Mapping
 
 from verify.config.settings import Settings
-from verify.platforms import argo, github, ownership
+from verify.platforms import github, ownership
 from verify.platforms.logs import Platform, stderr
-from verify.report import markdown
-from verify.report.jsondoc import to_json
-from verify.report.outputs import step_outputs
 from verify.report.result import RunInfo, RunResult
 
 
@@ -36,6 +33,12 @@ def deliver(
     *, result: RunResult, settings: Settings | None, environ: Mapping[str, str], info: RunInfo
 ) -> None:
     """Every report and platform output for `result`; a sink that fails says so and the rest run."""
+    # the renderers only at the run's end: they (and the verdicts' modules) are not start-up
+    from verify.platforms import argo
+    from verify.report import markdown
+    from verify.report.jsondoc import to_json
+    from verify.report.outputs import step_outputs
+
     platform = Platform.of(environ)
     owner = ownership.workspace_owner(environ=environ)
     lazy: dict[str, str] = {}

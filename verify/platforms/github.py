@@ -6,13 +6,11 @@ never end a command early or start another one.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 
 from verify.platforms.markup import Markup
 from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
-from verify.report.text import pod_problems
 
 
 def active(*, environ: Mapping[str, str]) -> bool:
@@ -66,6 +64,8 @@ def _title(workload: WorkloadResult) -> str:
 
 def error_lines(*, run: RunResult) -> list[Markup]:
     """One `::error` annotation per failed pod of the last attempt, plus workload-level problems."""
+    from verify.report import text  # at the run's end: the verdicts' module is not start-up
+
     lines: list[Markup] = []
     if not run.workloads and run.result != "passed":
         lines.append(command("error", run.message, title="rollout-verify"))
@@ -79,7 +79,7 @@ def error_lines(*, run: RunResult) -> list[Markup]:
         for problem in (*last.permanent_problems, *last.problems):
             lines.append(command("error", problem, title=title))
         for pod in last.pods:
-            problems = pod_problems(pod=pod)
+            problems = text.pod_problems(pod=pod)
             if problems:
                 where = f" ({pod.node})" if pod.node else ""
                 lines.append(command("error", f"pod {pod.name}{where}: " + "; ".join(problems), title=title))
@@ -88,6 +88,8 @@ def error_lines(*, run: RunResult) -> list[Markup]:
 
 def _delimiter(values: Sequence[str]) -> str:
     while True:
+        import uuid  # here: with the platform module it loads, it is not start-up
+
         delim = f"ghadelimiter_{uuid.uuid4()}"
         if not any(delim in v for v in values):
             return delim

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verify.model import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
+from verify.findings import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
 from verify.report.result import RunInfo, RunResult
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from verify.model import CheckStatus
+from verify.findings import CheckStatus
 from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import check_phrase, container_problems

@@ -6,7 +6,7 @@ rows collapse when there are many and every cell is escaped for tables and inlin
 
 from __future__ import annotations
 
-from verify.model import AttemptVerdict, CheckStatus
+from verify.findings import AttemptVerdict, CheckStatus
 from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import check_phrase, container_problems, verdict_line

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from verify.errors import ConfigError
 from verify.exitcodes import ExitCode, most_fundamental
-from verify.model import CheckResult, CheckStatus
+from verify.findings import CheckResult, CheckStatus
 from verify.redact import printable_line, shown_path
 from verify.report.junit import Suite
 from verify.report.markdown import cell

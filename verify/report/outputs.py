@@ -6,7 +6,7 @@ summaries, so the three systems can never disagree about one run.
 
 from __future__ import annotations
 
-from verify.model import CheckStatus
+from verify.findings import CheckStatus
 from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 

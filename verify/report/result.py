@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from verify.exitcodes import ExitCode, most_fundamental
-from verify.model import AttemptVerdict
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the verdicts' and debugger's modules are not start-up
+    from verify.findings import AttemptVerdict
     from verify.flow.probe.debugger import DebugContainer
 
 Outcome = Literal["passed", "failed", "error"]

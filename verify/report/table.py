@@ -4,7 +4,7 @@ the writer escapes, aligns and colours them."""
 
 from __future__ import annotations
 
-from verify.model import AttemptVerdict, CheckStatus
+from verify.findings import AttemptVerdict, CheckStatus
 from verify.report.result import RunResult, WorkloadResult
 
 HEADER = ("WORKLOAD", "PODS", "CHECKS", "RESTARTS", "RESULT")

@@ -3,7 +3,7 @@ and the one headline. Pure; every string here is built from verdicts that alread
 
 from __future__ import annotations
 
-from verify.model import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict
+from verify.findings import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict
 from verify.report.result import RunResult, WorkloadResult
 
 

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 
 from verify import errors
+from verify.findings import ContainerObservation, Expectations, PodTarget, Uninspectable
 from verify.flow.probe.debug_spec import (
     debug_container,
     free_name,
@@ -26,7 +27,6 @@ from verify.flow.probe.protocol import RunKey, debug_probe_argv, parse_probe, pr
 from verify.kube.api import Api
 from verify.kube.exec import Exec
 from verify.kube.retry import Deadline, rbac_denial
-from verify.model import ContainerObservation, Expectations, PodTarget, Uninspectable
 from verify.redact import one_line
 
 # how long a debug container may take to pull its image and start (within the run's --timeout)

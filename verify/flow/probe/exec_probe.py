@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from verify.findings import ContainerObservation, Expectations, PodObservation, PodTarget, Uninspectable
 from verify.flow.probe.debugger import Debugger
 from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
 from verify.kube.api import Api
@@ -15,7 +16,6 @@ from verify.kube.credentials import BearerToken
 from verify.kube.exec import Exec
 from verify.kube.pods import pod_gone
 from verify.kube.retry import Deadline
-from verify.model import ContainerObservation, Expectations, PodObservation, PodTarget, Uninspectable
 
 # exec failures after which the pod itself may be gone (deleted while it was being inspected)
 _MAYBE_GONE = ("exec_failed", "not_running", "pod_gone")

@@ -19,11 +19,12 @@ from urllib.parse import quote
 
 import httpx
 
+from verify.findings import HttpObservation, PodTarget, Uninspectable
 from verify.kube import retry
 from verify.kube.api import Api, status_message
 from verify.kube.connection import Connection
 from verify.kube.pods import pod_gone
-from verify.model import HttpExpectation, HttpObservation, PodTarget, Uninspectable
+from verify.model import HttpExpectation
 
 MAX_BODY = 1024 * 1024  # a JSON field is looked for in the first MiB only
 # the authorizer's denial of the proxy subresource itself (anything else forbidden is the app's)

@@ -10,7 +10,7 @@ import re
 import secrets
 from importlib import resources
 
-from verify.model import ContainerObservation, Expectations, Uninspectable
+from verify.findings import ContainerObservation, Expectations, Uninspectable
 
 
 def script(name: str) -> str:
