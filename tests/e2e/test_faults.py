@@ -166,7 +166,9 @@ def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
         )
     )
     cluster.wait_for(lambda: cluster.rollout_complete("web"), timeout=120, what="50 pods")
-    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "3s", "--restart", "never")
+    # 8 s, not less: on 2 cores shared with other suites' clusters a healthy exec among 50 has
+    # taken over 3 s, and then two pods were uninspectable, not one
+    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "8s", "--restart", "never")
     t0 = time.monotonic()
     base = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
     t_base = time.monotonic() - t0
@@ -179,8 +181,8 @@ def test_one_exec_hanging_forever_among_50_pods_costs_at_most_exec_timeout(
     t_hang = time.monotonic() - t0
     assert out.code == 1, out.everything
     assert cluster.injected["exec-hang"] == 1
-    print(f"\n50 pods, --exec-timeout 3s: {t_base:.2f}s without a hang, {t_hang:.2f}s with one exec hanging")
-    assert t_hang <= t_base + 3 + 5, (t_base, t_hang)
+    print(f"\n50 pods, --exec-timeout 8s: {t_base:.2f}s without a hang, {t_hang:.2f}s with one exec hanging")
+    assert t_hang <= t_base + 8 + 6, (t_base, t_hang)
     assert out.report is not None
     pods = {p["name"]: p for p in out.report["workloads"][0]["attempts"][0]["pods"]}
     assert len(pods) == 50
