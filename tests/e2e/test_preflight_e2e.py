@@ -174,3 +174,45 @@ def test_an_http_only_run_is_not_refused_for_exec_rules_it_never_uses(
     out = run_verify(*flags, kubeconfig=kc, tmp_path=tmp_path)
     assert cluster.requests[("create", "pods/exec")] + cluster.requests[("get", "pods/exec")] == 0
     assert out.code == 0, out.everything
+
+
+def _shop(cluster: Cluster, names: list[str]) -> None:
+    for name in names:
+        web = deployment(name, replicas=1, env=[{"name": "FEATURE", "value": "on"}])
+        web["metadata"]["labels"] = {"part-of": "shop"}
+        cluster.apply(web)
+    for name in names:
+        cluster.wait_rollout(name)
+
+
+def test_a_kind_is_reviewed_once_for_many_workloads_and_by_name_only_where_rbac_lists_names(
+    cluster: Cluster, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    names = [f"w{i}" for i in range(6)]
+    _shop(cluster, names)
+    kubectl("create", "serviceaccount", "rollout-verify")
+    grants = [
+        ("finder", ["--verb=list", "--resource=deployments.apps,statefulsets.apps,daemonsets.apps"]),
+        ("lister", ["--verb=list", "--resource=pods,replicasets.apps"]),
+        ("exec", ["--verb=create,get", "--resource=pods/exec"]),
+        # RBAC by resourceNames: every workload but w5
+        ("named", ["--verb=get,watch,patch", "--resource=deployments.apps", *(f"--resource-name={n}" for n in names[:5])]),
+    ]
+    for role, flags in grants:
+        kubectl("create", "role", role, *flags)
+        kubectl("create", "rolebinding", role, f"--role={role}", "--serviceaccount=default:rollout-verify")
+    kc = token_kubeconfig(cluster, kubectl, tmp_path)
+    args = ("--selector", "part-of=shop", "--expect-env", "FEATURE")
+    out = run_verify(*args, kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 3, out.everything
+    # the kind was denied without a name, so each name was asked: only w5's are missing
+    assert named_rules(out) == {f"{verb} deployments.apps/w5" for verb in ("get", "watch", "patch")}
+
+    kubectl("create", "role", "all", "--verb=get,watch,patch", "--resource=deployments.apps")
+    kubectl("create", "rolebinding", "all", "--role=all", "--serviceaccount=default:rollout-verify")
+    cluster.reset_counts()
+    out = run_verify(*args, kubeconfig=kc, tmp_path=tmp_path)
+    assert out.code == 0, out.everything
+    # get, watch and patch deployments asked once each without a name, not once per workload,
+    # plus list pods, list replicasets and the two exec verbs
+    assert cluster.requests[("create", "selfsubjectaccessreviews")] == 7
