@@ -1,4 +1,4 @@
-"""The preflight end to end: before any wait, one SelfSubjectAccessReview per rule the run needs,
+"""The preflight end to end: before any wait, SelfSubjectAccessReviews for every rule the run needs,
 over real HTTP to kubesim, with a ServiceAccount set up by kubectl only (`create serviceaccount`,
 `create role`, `create rolebinding`, `create token`), as an operator would."""
 

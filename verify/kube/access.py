@@ -1,5 +1,6 @@
-"""Permissions checked before the wait: one SelfSubjectAccessReview per rule the run needs, so a
-token without `create pods/exec` or `patch deployments` fails in a second, not after the rollout.
+"""Permissions checked before the wait: SelfSubjectAccessReviews for every rule the run needs (a
+kind many workloads name asked once), so a token without `create pods/exec` or `patch
+deployments` fails in a second, not after the rollout.
 
 Where the review API itself is refused (an old or locked-down API server), the run goes on as
 before: the request that needs the permission names it when it is denied."""
