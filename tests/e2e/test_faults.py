@@ -230,6 +230,10 @@ def test_the_whole_run_never_outlives_its_timeout_even_when_calls_hang(
     assert out.code == 4, out.everything
     assert "Traceback" not in out.stderr
     assert out.report is not None and out.report["result"] == "error"
+    # no restart was possible: none is announced, and each problem is said once
+    assert "restarting once" not in out.everything
+    problems = [ln for ln in out.stderr.splitlines() if "cannot be inspected" in ln]
+    assert len(problems) == len(set(problems)), problems
 
 
 def test_an_exec_whose_upgrade_is_never_answered_is_given_up_at_exec_timeout(

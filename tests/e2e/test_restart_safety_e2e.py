@@ -267,3 +267,24 @@ def test_a_signal_during_inspection_stops_every_workload_before_any_restart(
     assert "restarting" not in out.stderr
     assert patches(cluster) == 0
     assert "Traceback" not in out.everything and "internal error" not in out.everything
+
+
+def test_when_no_exec_finishes_in_time_the_workload_is_not_restarted(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    """An --exec-timeout too short for the cluster (or a slow API server) times out every exec:
+    that says nothing of the pods, so nothing is restarted and the timeout is named."""
+    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
+    cluster.wait_rollout("web")
+    cluster.knobs.exec_hang.update(p["metadata"]["name"] for p in cluster.list("Pod"))
+    cluster.reset_counts()
+    out = run_verify(
+        "--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s",
+        kubeconfig=kubeconfig, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert out.code == 1, out.everything
+    assert patches(cluster) == 0
+    assert "restarting once" not in out.everything
+    assert "no exec finished within --exec-timeout (VERIFY_EXEC_TIMEOUT); raise it" in out.stderr
+    assert out.report is not None
+    assert out.report["message"].startswith("a restart cannot fix this: no exec finished within --exec-timeout")

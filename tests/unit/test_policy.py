@@ -31,7 +31,8 @@ def attempt(
     return AttemptVerdict("2", (pod,), problems, permanent_problems)
 
 
-TRANSIENT = Uninspectable("timeout", "exec timed out", permanent=False)
+TRANSIENT = Uninspectable("unreachable", "exec refused (HTTP 503)", permanent=False)
+TIMED_OUT = Uninspectable("timeout", "exec did not finish within 30s (timed out)", permanent=False)
 PERMANENT = Uninspectable("no_shell", "no /bin/sh in the image", permanent=True)
 Mode = Literal["once", "never"]
 
@@ -148,3 +149,33 @@ def test_a_pod_whose_http_check_found_it_deleted_is_inspected_again() -> None:
     assert decide(verdict=_two_pods(gone), restarts_done=0, restart_mode="once").action == "recheck"
     alive = PodVerdict("web-1", "node-1", app, checks=(refused,))
     assert decide(verdict=_two_pods(alive), restarts_done=0, restart_mode="once").action == "restart"
+
+
+def _pods(*errors: Uninspectable | None) -> AttemptVerdict:
+    """One pod per entry: its one container timed out (the error) or answered with a mismatch."""
+    pods = tuple(
+        PodVerdict(
+            f"web-{i}",
+            "node-1",
+            (ContainerVerdict("app", () if e else (CheckResult("env", "A", CheckStatus.MISMATCH),), e),),
+        )
+        for i, e in enumerate(errors)
+    )
+    return AttemptVerdict("2", pods)
+
+
+def test_when_no_exec_finished_in_time_nothing_is_restarted_and_the_timeout_is_named() -> None:
+    decision = decide(verdict=_pods(TIMED_OUT, TIMED_OUT, TIMED_OUT), restarts_done=0, restart_mode="once")
+    assert decision.action == "fail"
+    assert "a restart cannot fix this" in decision.reason and "--exec-timeout" in decision.reason
+
+
+def test_a_timeout_beside_pods_that_answered_may_be_a_wedged_container_and_is_restarted_once() -> None:
+    decision = decide(verdict=_pods(TIMED_OUT, None), restarts_done=0, restart_mode="once")
+    assert decision.action == "restart"
+
+
+def test_once_the_runs_own_timeout_ran_out_its_timeouts_are_not_the_pods() -> None:
+    # the caller ends the run with the --timeout error; the decision does not blame the exec timeout
+    decision = decide(verdict=_pods(TIMED_OUT, TIMED_OUT), restarts_done=0, restart_mode="once", out_of_time=True)
+    assert decision.action == "restart" and "--exec-timeout" not in decision.reason

@@ -18,6 +18,8 @@ MAX_RECHECKS = 1
 class Decision:
     action: Literal["pass", "restart", "recheck", "fail"]
     reason: str
+    # a line the run must say besides the pods' own problems (which the reason would repeat)
+    advice: str = ""
 
 
 def _gone_pods(verdict: AttemptVerdict) -> list[str]:
@@ -58,6 +60,16 @@ def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
     return found
 
 
+def _all_timed_out(verdict: AttemptVerdict) -> bool:
+    """No container answered: every inspection of every pod ran into the exec timeout. That says
+    the exec timeout is too short for this cluster, or the API server or the nodes are slow,
+    not that the pods are stale: a restart cannot be known to help."""
+    errors = [c.error for pod in verdict.pods for c in pod.containers] + [p.error for p in verdict.pods]
+    answered = any(c.error is None for pod in verdict.pods for c in pod.containers)
+    found = [e for e in errors if e is not None]
+    return bool(found) and not answered and all(e.code == "timeout" for e in found)
+
+
 def _summary(verdict: AttemptVerdict) -> str:
     counts = {s: 0 for s in (CheckStatus.MISMATCH, CheckStatus.MISSING, CheckStatus.UNINSPECTABLE)}
     for pod in verdict.pods:
@@ -74,16 +86,24 @@ def decide(
     restarts_done: int,
     restart_mode: Literal["once", "never"],
     rechecks_done: int = 0,
+    out_of_time: bool = False,
 ) -> Decision:
-    """pass when verified; fail on permanent errors; inspect the replacements (once, without a
-    restart) when the only failures are pods deleted during inspection; otherwise restart at
-    most once."""
+    """pass when verified; fail on permanent errors, and when no exec finished in time;
+    inspect the replacements (once, without a restart) when the only failures are pods deleted
+    during inspection; otherwise restart at most once. `out_of_time`: the run's --timeout has
+    run out, so its timeouts are the run's, not the pods' (the caller ends the run)."""
     if verdict.ok:
         n = len(verdict.pods)
         return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
     permanent = _permanent_errors(verdict) + unfixable(verdict)
     if permanent:
         return Decision("fail", f"a restart cannot fix this: {'; '.join(permanent)}")
+    if not out_of_time and _all_timed_out(verdict):
+        why = (
+            "a restart cannot fix this: no exec finished within --exec-timeout (VERIFY_EXEC_TIMEOUT); "
+            "raise it, or check the API server and the nodes (a restart would not tell them apart)"
+        )
+        return Decision("fail", why, advice=why)
     gone = _gone_pods(verdict)
     if gone and rechecks_done < MAX_RECHECKS:
         return Decision(

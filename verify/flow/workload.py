@@ -115,6 +115,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             restarts_done=1 if restarter.used else 0,
             restart_mode=plan.restart,
             rechecks_done=state.rechecks,
+            out_of_time=api.deadline.expired,
         )
         if decision.action == "pass":
             log(f"{label}: {checked_line(attempt=verdict)}")
@@ -122,7 +123,15 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if decision.action == "fail":
             if _landed_meanwhile(state, workload):
                 continue
+            if decision.advice:
+                log(f"{label}: {decision.advice}")
             return _result(state, "failed", ExitCode.FAILED, decision.reason)
+        if decision.action == "restart" and api.deadline.expired:
+            # no time left to see a new rollout through: restarting now would change the cluster
+            # for nothing (the attempt's problems are said once, with the run's end)
+            raise errors.RolloutNotComplete(
+                f"--timeout ran out before the restart ({decision.reason})", workload
+            )
         seen = WorkloadResult(
             kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
         )
@@ -134,12 +143,6 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             continue
         if not restarter.dry_run:
             log(f"{label}: {decision.reason}; restarting once")
-        if api.deadline.expired:
-            # no time left to see a new rollout through: restarting now would change the
-            # cluster for nothing
-            raise errors.RolloutNotComplete(
-                f"--timeout ran out before the restart ({decision.reason})", workload
-            )
         progress.phase(label, "sending the restart")
         restarter.restart(workload, sources=state.lookup.source_versions(), attempts=len(state.attempts))
         if restarter.would:
