@@ -425,17 +425,21 @@ def growth(results: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="make bench")
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.run", description="(b) rollout-verify against (c) the floor, side by side (make bench)"
+    )
     ap.add_argument("--sizes", default="50,200,1000", help="pod counts, comma-separated")
     ap.add_argument("--pods", type=int, help="one size only (same as --sizes N)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating runs of (b) and (c) per size")
     ap.add_argument("--latency", type=float, default=0.1, help="seconds kubesim adds to every exec")
-    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--concurrency", type=int, default=32, help="parallel execs, for (b) and (c) alike")
     ap.add_argument("--gate-max", type=int, default=200, help="run the shell gate (a) up to this many pods")
     ap.add_argument(
         "--workloads", default="100x10", help="WxP: W Deployments of P pods by --selector (0 to skip)"
     )
-    ap.add_argument("--detect-runs", type=int, default=20)
+    ap.add_argument(
+        "--detect-runs", type=int, default=20, help="runs timing rollout detection against kubectl (0 to skip)"
+    )
     args = ap.parse_args(argv)
     sizes = [args.pods] if args.pods else [int(n) for n in args.sizes.split(",") if n.strip()]
     print(

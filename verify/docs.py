@@ -12,8 +12,8 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from verify.config.flags import shown_default
 from verify.config.job import settings_fields
 from verify.config.naming import pipeline_input
 from verify.config.settings import FIELDS
@@ -29,12 +29,9 @@ def _code(text: str) -> str:
     return f"`{text}`" if text else "—"
 
 
-def _default(value: Any) -> str:
-    if value is None or value == []:
-        return "—"
-    if isinstance(value, float) and value.is_integer():
-        return f"`{int(value)}`"
-    return f"`{value}`"
+def _default(field: str) -> str:
+    shown = shown_default(field)
+    return f"`{shown}`" if shown else ("`false`" if FIELDS[field].default is False else "—")
 
 
 def inputs_table() -> str:
@@ -44,7 +41,7 @@ def inputs_table() -> str:
         "|---|---|---|---|---|---|",
     ]
     for name, env, flag, desc in settings_fields():
-        default = _default(FIELDS[name].default)
+        default = _default(name)
         cells = [_code(name), _code(env), _code(flag), _code(pipeline_input(name)), default]
         cells.append(desc.replace("|", "\\|"))
         rows.append("| " + " | ".join(cells) + " |")

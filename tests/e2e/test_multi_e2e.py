@@ -189,10 +189,12 @@ def test_config_file_unknown_key_and_bad_target_point_at_their_lines(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
     config = tmp_path / "verify.yaml"
-    config.write_text("targets:\n  - target: deployment/api\n    expect-envs: [A]\n")
+    config.write_text("targets:\n  - target: deployment/api\n    expect-envs: [A]\n    colour: x\n")
     out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 2
-    assert f'{config}:3: targets[0] (deployment/api): unknown key "expect-envs"; use ' in out.stderr
+    said = f'{config}:3: targets[0] (deployment/api): unknown key "expect-envs"; did you mean expect-env?'
+    assert said in out.stderr
+    assert f'{config}:4: targets[0] (deployment/api): unknown key "colour"; use containers, ' in out.stderr
     config.write_text("targets:\n  - target: cronjob/nightly\n")
     out = run_verify("--config", str(config), kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 2

@@ -302,3 +302,30 @@ def test_every_wrong_setting_is_said_at_once_one_line_each_naming_its_own_flag_a
     assert lines[0].startswith("--timeout:") and lines[0].endswith("(VERIFY_TIMEOUT)")
     assert lines[1].startswith("--concurrency:") and lines[1].endswith("(VERIFY_CONCURRENCY)")
     assert lines[2] == "--color: \"blue\" is not one of 'auto', 'always' or 'never' (VERIFY_COLOR)"
+
+
+def test_a_negative_duration_with_a_unit_is_refused_by_its_own_check_not_taken_for_a_flag() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--timeout", "-1m", "--volume-grace", "-30s"], environ=BASE)
+    assert info.value.lines == (
+        '--timeout: "-1m" must be longer than zero (VERIFY_TIMEOUT)',
+        '--volume-grace: "-30s" must not be negative (VERIFY_VOLUME_GRACE)',
+    )
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--timeout=--5m"], environ=BASE)
+    assert 'is not a duration' in str(info.value)
+
+
+def test_a_switch_given_a_value_says_how_to_pass_it() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=["--dry-run=yes"], environ=BASE)
+    assert str(info.value) == "--dry-run takes no value; pass --dry-run or --no-dry-run, see --help"
+
+
+def test_a_misspelt_variable_is_said_with_every_other_wrong_setting() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(argv=[], environ={**BASE, "VERIFY_EXPECT_ENVS": "A", "VERIFY_TIMEOUT": "10x"})
+    assert info.value.lines == (
+        "VERIFY_EXPECT_ENVS is not a setting; did you mean VERIFY_EXPECT_ENV?",
+        '--timeout: "10x" is not a duration; use e.g. 90, 90s, 10m or 1m30s (VERIFY_TIMEOUT)',
+    )

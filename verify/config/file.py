@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from verify.config import values
 from verify.config.messages import error_messages
+from verify.config.naming import FLAG_CUTOFF, did_you_mean
 from verify.config.yamlsafe import YamlRefused, compose_and_load
 from verify.errors import ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
@@ -186,8 +187,9 @@ def _target(
     for key, value in item.items():
         name = _KEYS.get(str(key))
         if name is None:
-            known = ", ".join(sorted(_KEYS))
-            problems.append(fail((*at, str(key)), f'{label}: unknown key "{short(str(key))}"; use {known}'))
+            meant = did_you_mean(str(key).replace("_", "-"), sorted(_KEYS), cutoff=FLAG_CUTOFF)
+            fix = f"did you mean {meant}?" if meant else f"use {', '.join(sorted(_KEYS))}"
+            problems.append(fail((*at, str(key)), f'{label}: unknown key "{short(str(key))}"; {fix}'))
             continue
         fields[name] = value
     if "target" not in fields:

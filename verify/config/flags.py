@@ -9,7 +9,7 @@ import re
 from typing import NoReturn
 
 from verify import __version__
-from verify.config.naming import FLAG_CUTOFF, PROG, config_error, did_you_mean, env_var
+from verify.config.naming import FLAG_CUTOFF, FLAGS, PROG, config_error, did_you_mean, env_var
 from verify.config.settings import FIELDS
 from verify.errors import ConfigError
 from verify.exitcodes import help_text
@@ -23,6 +23,10 @@ class _Parser(argparse.ArgumentParser):
         head = "unrecognized arguments: "
         if message.startswith(head):
             raise _unknown(message[len(head) :].split(), known=sorted(self._option_string_actions))
+        switch = re.match(r"argument (--[-\w]+)/(--[-\w]+): ignored explicit argument", message)
+        if switch:  # --dry-run=yes
+            flag, off = switch[1], switch[2]
+            raise config_error("argv", f"{flag} takes no value; pass {flag} or {off}, see --help")
         # `ignored explicit argument 'VALUE'`, `expected one argument`: argparse repeats what was
         # typed, which may be a value; keep the options
         message = re.sub(r"explicit argument .*$", "explicit argument '…'", message, flags=re.S)
@@ -51,7 +55,8 @@ def _unknown(words: list[str], *, known: list[str]) -> ConfigError:
     return config_error("argv", *lines)
 
 
-def _shown_default(field: str) -> str:
+def shown_default(field: str) -> str:
+    """A setting's default as --help and the README's table print it (`10m`, `30s`; "" for none)."""
     default = FIELDS[field].default
     if default is None or default is False or default == []:
         return ""
@@ -66,7 +71,7 @@ _DURATIONS = ("timeout", "exec_timeout", "volume_grace")
 
 def _help(field: str) -> str:
     desc = FIELDS[field].description
-    default = _shown_default(field)
+    default = shown_default(field)
     shown = f"; default {default}" if default else ""
     return f"{desc} (env {env_var(field)}{shown})".replace("%", "%%")
 
@@ -128,9 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# flags that take a value: a value that starts with "-" and a digit (`--timeout -1m`) is joined to
+# its flag, or argparse would take it for a flag and say only "expected one argument"
+_TAKES_VALUE = frozenset(flag for field, flag in FLAGS.items() if field not in ("from_spec", "dry_run"))
+_NEGATIVE = re.compile(r"-[0-9.]")
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     """The flags and positional targets, in any order (`web --timeout 5m db`)."""
-    return build_parser().parse_intermixed_args(argv)
+    words: list[str] = []
+    for word in argv:
+        if words and words[-1] in _TAKES_VALUE and _NEGATIVE.match(word):
+            words[-1] = f"{words[-1]}={word}"  # its own check then says what is wrong with it
+        else:
+            words.append(word)
+    return build_parser().parse_intermixed_args(words)
 
 
 def info_request(argv: list[str]) -> str | None:

@@ -129,16 +129,18 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
     return Job(settings=settings, targets=tuple(plans))
 
 
-def _check_misspelled(environ: Mapping[str, str]) -> None:
+def _misspelled(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     """A VERIFY_* variable that is almost a setting's is a typo that would silently do nothing
     (VERIFY_EXPECT_ENVS); one far from every setting may belong to another tool (VERIFY_SSL)."""
     known = [env_var(name) for name in FIELDS]
+    problems = []
     for var in sorted(environ):
         if not var.startswith(ENV_PREFIX) or var in known or not environ[var].strip():
             continue
         close = did_you_mean(var, known, cutoff=ENV_CUTOFF)
         if close:
-            raise config_error("", f"{var} is not a setting; did you mean {close}?")
+            problems.append(("", f"{var} is not a setting; did you mean {close}?"))
+    return problems
 
 
 _NAME_LIKE = re.compile(r"[a-z0-9]([-a-z0-9./]{0,300})")
@@ -172,7 +174,7 @@ def _positional_targets(words: Sequence[str]) -> list[str]:
 def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     """Parse `argv` over the VERIFY_* values in `environ`; flags (even repeatable) replace env."""
     namespace = parse(list(argv))
-    _check_misspelled(environ)
+    typos = _misspelled(environ)
     for name in ("help", "version"):
         delattr(namespace, name)
     given = _positional_targets(namespace.targets_given)
@@ -189,9 +191,12 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     namespace.deployment = deployments[0] if deployments else None
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
-        return Settings.from_sources(environ=environ, flags=overrides)
-    except InvalidSettings as exc:
-        raise config_errors(exc.problems[:20]) from None  # every wrong setting at once, one line each
+        settings = Settings.from_sources(environ=environ, flags=overrides)
+    except InvalidSettings as exc:  # every wrong setting at once (typos too), one line each
+        raise config_errors([*typos, *exc.problems][:20]) from None
+    if typos:
+        raise config_errors(typos)
+    return settings
 
 
 def settings_fields() -> list[tuple[str, str, str, str]]:

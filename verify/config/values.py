@@ -6,6 +6,7 @@ pasted where a name belongs)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -73,10 +74,10 @@ def _duration(value: Any) -> float:
     if isinstance(value, int | float):
         return float(value)
     text = str(value).strip().lower()
-    try:
+    if re.match(r"-[0-9.]", text) and not re.fullmatch(r"-[0-9.]+", text):
+        return -_duration(text[1:])  # -1m: negative, which the setting's check refuses
+    with contextlib.suppress(ValueError):
         return float(text)
-    except ValueError:
-        pass
     pos, total = 0, 0.0
     for match in _DURATION_PART.finditer(text):
         if match.start() != pos:

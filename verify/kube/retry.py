@@ -188,6 +188,7 @@ def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: flo
     importing backoff (it imports asyncio) was a tenth of a run's CPU before its first request. A
     failed first attempt is handed to backoff as its own first failure, so the waits, the notices
     and the give-up are backoff's, as for every later attempt."""
+    asked = [time.monotonic()]
     try:
         return fn()
     except Transient as e:
@@ -210,8 +211,11 @@ def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: flo
     def attempt() -> T:
         if first:
             raise first.pop()  # the attempt made above, as backoff's first
-        if deadline.expired:
-            raise last[0]  # the wait took what was left: no request past the deadline
+        if deadline.expired or time.monotonic() - asked[0] < MIN_PAUSE:
+            # the wait took what was left (backoff cut it to its own max_time): no request past
+            # the deadline, none sooner than the minimum pause after the last
+            raise last[0]
+        asked[0] = time.monotonic()
         try:
             return fn()
         except Transient as e:
