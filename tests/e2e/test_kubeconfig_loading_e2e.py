@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.kubesim import Cluster, Rule
-from tests.support.helpers import REPO, seen
+from tests.support.helpers import REPO, run_verify, seen
 from tests.support.kubectl import KUBECTL
 
 SA = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -183,3 +183,12 @@ def test_rollout_verify_uses_the_identity_and_namespace_kubectl_uses(
     )  # fmt: skip
     assert kubectl == {"user": user, "namespace": namespace}  # the oracle, as the situation means it
     assert ours == kubectl
+
+
+def test_a_context_the_kubeconfig_lacks_is_named_with_the_ones_it_has(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    out = run_verify("--deployment", "web", "--context", "nope", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 2, out.everything
+    assert "Expected object with name nope in kube-config/contexts list; its contexts: kubesim" in out.stderr
+    assert cluster.requests.total() == 0

@@ -329,3 +329,14 @@ def test_a_misspelt_variable_is_said_with_every_other_wrong_setting() -> None:
         "VERIFY_EXPECT_ENVS is not a setting; did you mean VERIFY_EXPECT_ENV?",
         '--timeout: "10x" is not a duration; use e.g. 90, 90s, 10m or 1m30s (VERIFY_TIMEOUT)',
     )
+
+
+def test_an_http_check_from_a_config_file_is_shown_as_written_not_joined(tmp_path: Path) -> None:
+    from verify.config.file import load_targets
+    from verify.errors import ConfigFileError
+
+    path = tmp_path / "verify.yaml"
+    path.write_text("targets:\n  - target: deployment/web\n    expect-http:\n      - {port: 8080, path: config}\n")
+    with pytest.raises(ConfigFileError) as info:
+        load_targets(path=str(path))
+    assert '"port 8080, path config" has an invalid path "config"' in str(info.value)

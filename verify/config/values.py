@@ -143,7 +143,8 @@ def build_http_check(
     shown: str = "",
 ) -> HttpExpectation:
     """One HTTP check, validated; `equals` is any JSON value (kept as canonical JSON text)."""
-    shown = shown or f"{port}{path}"
+    joined = str(port).isdigit() and str(path).startswith("/")  # else each as written
+    shown = shown or short(f"{port}{path}" if joined else f"port {port}, path {path}")
     try:
         number = int(str(port).strip()) if not isinstance(port, bool) else 0
     except ValueError:
@@ -379,8 +380,7 @@ def parse_target(text: str) -> WorkloadRef:
     return WorkloadRef(kind=kind, name=name)
 
 
-# a container image reference: [registry[:port]/]path[:tag][@sha256:digest] (distribution's
-# reference grammar, loosely: what a pod spec's `image` would accept)
+# an image reference, [registry[:port]/]path[:tag][@sha256:digest]: distribution's grammar, loosely
 _IMAGE = re.compile(
     r"(?:[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*"
     r"(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"

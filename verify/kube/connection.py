@@ -92,6 +92,9 @@ def connect(
             raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
     except endpoint.KubeconfigInvalid as e:
         first = str(e).splitlines()[0] if str(e) else "invalid configuration"
+        if context is not None and f"name {context} in kube-config/contexts" in first:
+            names = [str(c.get("name")) for c in merged.get("contexts") or [] if isinstance(c, Mapping)]
+            first += f"; its contexts: {', '.join(one_line(n) for n in names[:20]) or 'none'}"
         raise KubeConfigError(
             f"--kubeconfig/--context: {first} (VERIFY_KUBECONFIG, VERIFY_CONTEXT)"
         ) from None

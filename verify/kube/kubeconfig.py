@@ -31,6 +31,11 @@ class KubeconfigDataError(ValueError):
     """The content is not a kubeconfig; the message never quotes the content."""
 
 
+_NOT_KUBECONFIG = (
+    "is neither a kubeconfig nor base64 of one; give the kubeconfig file's YAML or JSON, or base64 of it"
+)
+
+
 def _parse(text: str) -> dict[str, Any] | None:
     try:
         doc = load_kubeconfig(text)
@@ -61,10 +66,10 @@ def decode(*, data: str) -> str:
     try:
         decoded = base64.b64decode("".join(text.split()), validate=True).decode()
     except ValueError:  # binascii.Error, UnicodeDecodeError, and non-ASCII input
-        raise KubeconfigDataError("is neither a kubeconfig nor base64 of one") from None
+        raise KubeconfigDataError(_NOT_KUBECONFIG) from None
     inner = _parse(decoded)
     if inner is None or not ("clusters" in inner or "users" in inner or "contexts" in inner):
-        raise KubeconfigDataError("is neither a kubeconfig nor base64 of one")
+        raise KubeconfigDataError(_NOT_KUBECONFIG)
     return decoded
 
 
