@@ -340,3 +340,15 @@ def test_an_http_check_from_a_config_file_is_shown_as_written_not_joined(tmp_pat
     with pytest.raises(ConfigFileError) as info:
         load_targets(path=str(path))
     assert '"port 8080, path config" has an invalid path "config"' in str(info.value)
+
+
+def test_a_config_files_problems_are_said_with_the_other_wrong_settings(tmp_path: Path) -> None:
+    config = tmp_path / "verify.yaml"
+    config.write_text("targets:\n  - target: deployment/web\n    restart: sometimes\n")
+    with pytest.raises(ConfigError) as info:
+        load_job(argv=["--config", str(config), "--timeout", "10x"], environ={})
+    assert info.value.lines == (
+        '--timeout: "10x" is not a duration; use e.g. 90, 90s, 10m or 1m30s (VERIFY_TIMEOUT)',
+        f'--config: {config}:3: targets[0] (deployment/web): restart: "sometimes" is not a restart mode; '
+        'use "once" or "never" (VERIFY_CONFIG)',
+    )

@@ -21,7 +21,7 @@ from verify.config.naming import (
 )
 from verify.config.settings import FIELDS, InvalidSettings, Settings
 from verify.config.values import parse_target
-from verify.errors import ConfigFileError
+from verify.errors import ConfigError, ConfigFileError
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
 
 if TYPE_CHECKING:
@@ -76,7 +76,12 @@ class Job:
 def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
     """Settings (flags over VERIFY_* env) plus the targets they and --config name; every
     input problem is a ConfigError raised here, before anything talks to the cluster."""
-    settings = load_settings(argv=argv, environ=environ)
+    try:
+        settings = load_settings(argv=argv, environ=environ)
+    except ConfigError as e:  # with the --config file's own problems, all at once
+        path = vars(parse(list(argv))).get("config") or environ.get(env_var("config"))
+        more = _file_problems(path) if e.field != "argv" and path else ()
+        raise ConfigError(e.lines[0], field=e.field, lines=(*e.lines, *more)) if more else e from None
     refs: list[WorkloadRef] = list(settings.targets)
     if settings.deployment is not None:
         refs.insert(0, WorkloadRef(kind="deployment", name=settings.deployment))
@@ -127,6 +132,17 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
             "workloads: nothing to verify; add an expectation or drop --no-from-spec",
         )
     return Job(settings=settings, targets=tuple(plans))
+
+
+def _file_problems(path: str) -> tuple[str, ...]:
+    """The --config file's problems as their lines, for a run whose other settings are wrong too."""
+    from verify.config.file import load_targets
+
+    try:
+        load_targets(path=path)
+    except ConfigFileError as e:
+        return config_error("config", *e.lines).lines
+    return ()
 
 
 def _misspelled(environ: Mapping[str, str]) -> list[tuple[str, str]]:
