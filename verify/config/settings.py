@@ -175,7 +175,6 @@ def _setting(description: str, check: Check, default: Any = None) -> Any:
     return field(default=default, metadata=meta)
 
 
-_plain: Check = _then(lambda value: value)
 _RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
     "Containers to inspect; the flag repeats, the env var is comma/newline separated "
@@ -221,7 +220,7 @@ class Settings:
     config: str | None = _setting(
         "YAML file listing targets with their own containers/expect-env/expect-file/"
         "expect-http/from-spec/restart (see README).",
-        _plain,
+        _text,
     )
     containers: list[str] = _setting(_CONTAINERS_HELP, _listed(values.containers), [])
     expect_env: list[str] = _setting(_EXPECT_ENV_HELP, _listed(values.expect_env), [])
@@ -245,7 +244,7 @@ class Settings:
         "written to a 0600 temp file, never printed.",
         _secret,
     )
-    context: str | None = _setting("Kubeconfig context to use.", _plain)
+    context: str | None = _setting("Kubeconfig context to use.", _text)
     report_json: str | None = _setting("Write a JSON report here.", _path)
     junit: str | None = _setting("Write a JUnit XML report here.", _path)
     summary: str | None = _setting(

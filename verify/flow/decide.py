@@ -18,8 +18,9 @@ MAX_RECHECKS = 1
 class Decision:
     action: Literal["pass", "restart", "recheck", "fail"]
     reason: str
-    # a line the run must say besides the pods' own problems (which the reason would repeat)
-    advice: str = ""
+    # the reason is a line of its own: the pods' own problems do not say it (a permanent cause's
+    # reason only repeats them)
+    said: bool = False
 
 
 def _gone_pods(verdict: AttemptVerdict) -> list[str]:
@@ -103,7 +104,7 @@ def decide(
             "a restart cannot fix this: no exec finished within --exec-timeout (VERIFY_EXEC_TIMEOUT); "
             "raise it, or check the API server and the nodes (a restart would not tell them apart)"
         )
-        return Decision("fail", why, advice=why)
+        return Decision("fail", why, said=True)
     gone = _gone_pods(verdict)
     if gone and rechecks_done < MAX_RECHECKS:
         return Decision(

@@ -123,8 +123,8 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if decision.action == "fail":
             if _landed_meanwhile(state, workload):
                 continue
-            if decision.advice:
-                log(f"{label}: {decision.advice}")
+            if decision.said:
+                log(f"{label}: {decision.reason}")
             return _result(state, "failed", ExitCode.FAILED, decision.reason)
         if decision.action == "restart" and api.deadline.expired:
             # no time left to see a new rollout through: restarting now would change the cluster
