@@ -17,7 +17,7 @@ import yaml
 
 from tests.kubesim import Cluster, Knobs
 from tests.support import secretsstore as sss
-from tests.support.helpers import REPO, run_verify
+from tests.support.helpers import REPO, Outcome, run_verify
 
 PLANTED = "planted-feature-credential-7f3e"
 
@@ -38,6 +38,18 @@ def k(kubeconfig: str, tmp_path: Path) -> sss.Kubectl:
 
 def _checks(attempt: dict[str, object]) -> list[dict[str, object]]:
     return [c for p in attempt["pods"] for ct in p["containers"] for c in ct["checks"]]  # type: ignore[index,attr-defined]
+
+
+def _verify_as_the_service_account(cluster: Cluster, tmp_path: Path) -> Outcome:
+    """`--deployment web` as the rollout-verify ServiceAccount the examples' RBAC binds, its
+    kubeconfig given as content (VERIFY_KUBECONFIG_DATA)."""
+    config = cluster.kubeconfig(
+        token=cluster.serviceaccount_token("default", "rollout-verify"), user="rollout-verify"
+    )
+    return run_verify(
+        "--deployment", "web", kubeconfig=str(tmp_path / "none"), tmp_path=tmp_path,
+        env={"VERIFY_KUBECONFIG_DATA": config},
+    )  # fmt: skip
 
 
 def test_the_seed_incident_is_found_named_restarted_once_and_passes(
@@ -138,14 +150,8 @@ def test_without_the_class_rbac_env_is_still_verified_and_the_gap_said_once(
         if r["resources"] == ["secrets"]:
             r["resourceNames"] = ["web-secrets"]
     k.apply(*docs)
-    config = cluster.kubeconfig(
-        token=cluster.serviceaccount_token("default", "rollout-verify"), user="rollout-verify"
-    )
 
-    out = run_verify(
-        "--deployment", "web", kubeconfig=str(tmp_path / "none"), tmp_path=tmp_path,
-        env={"VERIFY_KUBECONFIG_DATA": config},
-    )  # fmt: skip
+    out = _verify_as_the_service_account(cluster, tmp_path)
     assert out.code == 0, out.everything
     said = "cannot read secretproviderclass web-kv (no permission: `get secretproviderclasses.secrets-store.csi.x-k8s.io`)"
     assert out.stderr.count(said) == 1, out.stderr
@@ -240,14 +246,8 @@ def test_without_rbac_on_the_synced_secret_the_csi_files_are_checked_by_presence
     role = next(d for d in docs if d["kind"] == "Role")
     role["rules"] = [r for r in role["rules"] if r["resources"] not in (["secrets"], ["configmaps"])]
     k.apply(*docs)
-    config = cluster.kubeconfig(
-        token=cluster.serviceaccount_token("default", "rollout-verify"), user="rollout-verify"
-    )
 
-    out = run_verify(
-        "--deployment", "web", kubeconfig=str(tmp_path / "none"), tmp_path=tmp_path,
-        env={"VERIFY_KUBECONFIG_DATA": config},
-    )  # fmt: skip
+    out = _verify_as_the_service_account(cluster, tmp_path)
     assert out.code == 0, out.everything
     said = "cannot read secret web-secrets (no permission: `get secrets/web-secrets`)"
     assert out.stderr.count(said) == 1 and "checked by presence only" in out.stderr, out.stderr
