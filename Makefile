@@ -7,10 +7,13 @@ STAMP := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# the runtime closure is installed at the versions requirements.lock pins (the image's), so the
+# tests judge what ships, and a dependency's new release cannot change a clean checkout's run
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,cloud]'
+	sed -e '/--hash=/d' -e 's/ \\$$//' -e '/^#/d' requirements.lock > $(VENV)/constraints.txt
+	$(BIN)/python -m pip install -q -e '.[dev,cloud]' -c $(VENV)/constraints.txt
 	$(MAKE) -s busybox
 	touch $(STAMP)
 
