@@ -11,27 +11,63 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # be, and real paths this long are rare (a file name component is at most 255 bytes)
 MAX_SHOWN_PATH = 255
 PATH_MAX = 4096
+# characters of a text that one printed line shows: a longer text is cut first, so that escaping
+# costs little whatever a cluster, a report or a plugin wrote (escaping is linear, but ~1 µs per
+# distinct unprintable character: a 20 MB line of them would take seconds and print 200 MB)
+MAX_LINE = 64 * 1024
+
+# GitHub's runner reads a workflow command in two forms (actions/runner, src/Runner.Common/
+# ActionCommand.cs, called from src/Runner.Worker/ActionCommandManager.cs TryProcessCommand):
+# `TryParseV2` takes `::name ...::data` where the line, its leading whitespace trimmed, starts with
+# `::`; the legacy `TryParse` takes `##[name ...]data` *anywhere* in the line (`IndexOf("##[")`).
+# Both compare with the current culture: where ICU is present, a culture-sensitive IndexOf or
+# StartsWith skips ignorable code points (a variation selector, a combining grapheme joiner), so
+# any non-ASCII character between the command's characters is treated as one that may vanish.
+# The first `#` of each such `##[` is written `\x23`; the first `:` of a leading `::`, `\x3a`.
+_LEGACY_COMMAND = re.compile(r"#(?=[^\x00-\x7f]*#[^\x00-\x7f]*\[)")
+_LEADING_COMMAND = re.compile(r"[^\x00-\x7f]*(:)[^\x00-\x7f]*:")
+
+
+def _bounded(text: str) -> tuple[str, str]:
+    """`text` cut at MAX_LINE characters, and the words that say how much was cut."""
+    if len(text) <= MAX_LINE:
+        return text, ""
+    return text[:MAX_LINE], f"… ({len(text) - MAX_LINE} more characters not shown)"
+
+
+def _escapes(line: str) -> dict[int, str]:
+    """`str.translate`'s table for `line`: each distinct character of it, an unprintable one as
+    its escape. Every character is in the table: a lookup that misses costs an exception."""
+    distinct = set(line)
+    bad = [c for c in distinct if not c.isprintable()]
+    # one encode for all of them: no escape holds a space, so the spaces between them survive
+    shown = " ".join(bad).encode("unicode_escape").decode("ascii").split(" ")
+    table = {ord(c): c for c in distinct}
+    table.update(zip(map(ord, bad), shown, strict=True))
+    return table
 
 
 def one_line(text: str) -> str:
     """One printable line: whitespace runs collapsed, anything unprintable (an ESC would start a
-    terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode() for c in " ".join(text.split())
-    )
+    terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped; at most
+    MAX_LINE characters of `text`. Linear in `text`, with only C loops over its characters."""
+    text, cut = _bounded(text)
+    line = " ".join(text.split())
+    if not line.isprintable():
+        line = line.translate(_escapes(line))
+    return line + cut
 
 
 def printable_line(text: str) -> str:
     """The one escaping of every printed string that a cluster or a user wrote (names, paths,
-    messages, keys, label values): `one_line`, and a line cannot open as a CI command. GitHub's
-    runner reads `::cmd::` (and the older `##[cmd]`) at the start of any line of stdout or stderr,
-    so a Deployment whose mountPath held `::add-mask::...` could otherwise mask the log or forge an
-    annotation. Its first character is shown escaped instead."""
-    line = one_line(text)
-    if line.startswith("::"):
-        return "\\x3a" + line[1:]
-    if line.startswith("##["):
-        return "\\x23" + line[1:]
+    messages, keys, label values): `one_line`, and no CI command in it. A Deployment whose
+    mountPath held `::add-mask::...` at a line's start, or `##[stop-commands]...` anywhere in it,
+    could otherwise mask the log, forge an annotation or switch off the run's own commands on
+    GitHub; such a `#` or `:` is shown escaped instead (see _LEGACY_COMMAND)."""
+    line = _LEGACY_COMMAND.sub(r"\\x23", one_line(text))
+    leading = _LEADING_COMMAND.match(line)
+    if leading:
+        line = line[: leading.start(1)] + "\\x3a" + line[leading.end(1) :]
     return line
 
 
@@ -42,7 +78,9 @@ def short(text: str, *, limit: int = 60) -> str:
 
 
 def escaped(text: str) -> str:
-    return text.encode("unicode_escape").decode("ascii")
+    """Every character that is not printable ASCII as its Python escape (a path shown exactly)."""
+    text, cut = _bounded(text)
+    return text.encode("unicode_escape").decode("ascii") + cut
 
 
 def looks_like_content(value: str) -> bool:

@@ -1,26 +1,24 @@
 """Whoever can edit a Deployment writes the names rollout-verify prints. Hostile text (line
-breaks, `::error`/`::add-mask::` workflow commands, ESC, U+202E) in a mountPath, a ConfigMap
-item's path, a container name, an env key and label values reaches every output escaped: no
-such text starts a line of stdout, stderr, $GITHUB_OUTPUT or the step summary, and no control
-character or bidi override appears raw."""
+breaks, `::error`/`::add-mask::` workflow commands, the legacy `##[stop-commands]`/`##[add-mask]`/
+`##[error]` mid-line, ESC, U+202E) in a mountPath, a ConfigMap item's path, a container name, an
+env key and label values reaches every output of one run escaped, and every output of `report
+merge` over its report: stdout, stderr, $GITHUB_OUTPUT, the step summary, GitLab's sections,
+--report-json, --junit, --summary and each --output-dir file (tests/support/forged.py says what
+none may hold)."""
 
 from __future__ import annotations
 
-import re
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.kubesim import Cluster, Knobs
-from tests.support.helpers import configmap, deployment, run_verify
-
-FORGED = "\n::error title=INJECTED::forged\n::add-mask::rollout-verify\r##[error]old\x1b[31m\u202edesrever"
-# an env name is printable ASCII without `=` on any apiserver (RelaxedEnvironmentVariableValidation);
-# kubesim's exec could not even pass the others to a process
-FORGED_ENV = "::add-mask::rollout-verify ::error::INJECTED ##[error]old"
-RAW = ("\x1b", "\u202e", "\r")
-# what rollout-verify itself may start a line of stdout with on GitHub
-OWN_COMMANDS = re.compile(r"^::(error title=rollout-verify|group::|endgroup::$|add-mask::)")
+from tests.support.forged import FORGED, FORGED_ENV, assert_clean
+from tests.support.helpers import REPO, configmap, deployment, run_verify
 
 
 @pytest.fixture
@@ -33,7 +31,8 @@ def _hostile_deployment() -> dict:
     d = deployment(
         "web",
         replicas=1,
-        env=[{"name": FORGED_ENV, "valueFrom": {"configMapKeyRef": {"name": "hcm", "key": "value"}}}],
+        # optional and absent when the pod starts: the key the ConfigMap gains later is missing
+        env=[{"name": FORGED_ENV, "valueFrom": {"configMapKeyRef": {"name": "hcm", "key": "value", "optional": True}}}],
         volumes=[
             {"name": "conf", "configMap": {"name": "hcm", "items": [{"key": "file", "path": f"f{FORGED}"}]}}
         ],
@@ -46,55 +45,62 @@ def _hostile_deployment() -> dict:
     return d
 
 
-def _lines_are_clean(name: str, text: str, *, own_commands: bool) -> None:
-    for char in RAW:
-        assert char not in text, f"{name} holds a raw {char!r}"
-    for line in text.splitlines():
-        start = line.lstrip()
-        if start.startswith("::"):
-            assert own_commands and OWN_COMMANDS.match(start), f"{name}: a forged command line: {line[:80]}"
-            assert start != "::add-mask::rollout-verify", name
-        assert not start.startswith(("##[", "forged", "old")), f"{name}: a forged line: {line[:80]}"
-
-
-def test_hostile_names_in_every_field_never_start_a_line_of_any_output(
+def test_hostile_names_in_every_field_never_forge_a_command_in_any_output_of_a_run_or_its_merge(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(configmap("hcm", {"value": "v1", "file": "f1"}))
+    cluster.apply(configmap("hcm", {"file": "f1"}))
     cluster.apply(_hostile_deployment())
     cluster.wait_rollout("web")
-    cluster.apply(configmap("hcm", {"value": "v2", "file": "f2"}))  # env value and file now differ
+    cluster.apply(configmap("hcm", {"value": "v2", "file": "f2"}))  # the env key is missing, the file differs
     (tmp_path / "out").write_text("")
     (tmp_path / "summary").write_text("")
     env = {
         "GITHUB_ACTIONS": "true",
+        "GITLAB_CI": "true",  # both platforms' markup in one run: GitHub's commands, GitLab's sections
         "GITHUB_OUTPUT": str(tmp_path / "out"),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
     }
+    report = tmp_path / "report.json"
     out = run_verify(
-        "--deployment",
-        "web",
-        "--from-spec",
-        "--volume-grace",
-        "0",
-        "--restart",
-        "never",
-        "--timeout",
-        "30s",
-        kubeconfig=kubeconfig,
-        tmp_path=tmp_path,
-        env=env,
-    )
+        "--deployment", "web", "--from-spec", "--volume-grace", "0", "--restart", "never",
+        "--timeout", "30s", "--report-json", str(report),
+        kubeconfig=kubeconfig, tmp_path=tmp_path, env=env,
+    )  # fmt: skip
     assert out.code == 1, out.everything
+    assert "section_start:" in out.stderr and "::group::" in out.stderr  # both platforms' markup
     outputs = (tmp_path / "out").read_text()
     summary = (tmp_path / "summary").read_text()
-    _lines_are_clean("stdout", out.stdout, own_commands=True)
-    _lines_are_clean("stderr", out.stderr, own_commands=True)
-    _lines_are_clean("$GITHUB_OUTPUT", outputs, own_commands=False)
-    _lines_are_clean("step summary", summary, own_commands=False)
-    _lines_are_clean("--summary", out.summary, own_commands=False)
+    assert_clean("stdout", out.stdout, own_commands=True)
+    assert_clean("stderr", out.stderr, own_commands=True)
+    assert_clean("$GITHUB_OUTPUT", outputs)
+    assert_clean("step summary", summary)
+    assert_clean("--summary", out.summary)
+    assert_clean("--junit", out.junit)
+    assert_clean("--report-json", report.read_text())
+    assert set(out.files) == {"result", "restarted", "failed-pods", "exit-code", "report.json", "junit.xml", "summary.md"}
+    for name, text in out.files.items():
+        assert_clean(f"--output-dir {name}", text)
     # the hostile fields did reach the outputs, escaped: the env key, the file path, the container
-    escaped = "::error title=INJECTED::forged ::add-mask::rollout-verify ##[error]old\\x1b[31m\\u202edesrever"
+    escaped = (
+        "::error title=INJECTED::forged ::add-mask::rollout-verify \\x23#[error]old\\x1b[31m\\u202edesrever "
+        "\\x23#[stop-commands]tok \\x23#[add-mask]rollout-verify \\x23\ufe0f#[error]vs"
+    )
     for field in (f"/etc/m {escaped}/f {escaped}", f"container app {escaped}"):
         assert field in out.stderr, (field, out.stderr)
     assert f"app {escaped}" in summary
+    assert "lacks env ::add-mask::rollout-verify ::error::INJECTED \\x23#[error]old \\x23#[stop-commands]tok \\x23#[add-mask]x" in out.stderr
+    assert json.loads(report.read_text())["workloads"][0]["attempts"][0]["pods"][0]["containers"][0]["name"] == f"app{FORGED}"
+
+    (tmp_path / "summary").write_text("")
+    merged = subprocess.run(
+        [sys.executable, "-m", "verify", "report", "merge", str(report), "--summary", str(tmp_path / "m.md"),
+         "--junit", str(tmp_path / "m.xml")],
+        capture_output=True, text=True, timeout=60, cwd=REPO,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}, **env},
+    )  # fmt: skip
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"container app {escaped}" in merged.stderr
+    assert_clean("merge stdout", merged.stdout, own_commands=True)
+    assert_clean("merge stderr", merged.stderr, own_commands=True)
+    for name in ("summary", "m.md", "m.xml"):
+        assert_clean(f"merge {name}", (tmp_path / name).read_text())

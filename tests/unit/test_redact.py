@@ -3,9 +3,16 @@ values, and always one line."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verify.config.file import load_targets
 from verify.config.job import load_job, load_settings
@@ -156,6 +163,18 @@ def test_the_same_workload_twice_in_a_config_file_names_both_lines(tmp_path: Pat
         ("##[error]x", "\\x23#[error]x"),
         ("red \x1b[31m and \u202eRLO", "red \\x1b[31m and \\u202eRLO"),
         ("plain: text", "plain: text"),
+        # the runner's legacy TryParse finds `##[` anywhere in a line (actions/runner,
+        # src/Runner.Common/ActionCommand.cs): in a mountPath, an items path, an env key
+        ("/etc/m##[stop-commands]tok", "/etc/m\\x23#[stop-commands]tok"),
+        ("f ##[add-mask]rollout-verify ##[error]x", "f \\x23#[add-mask]rollout-verify \\x23#[error]x"),
+        ("KEY###[error]", "KEY#\\x23#[error]"),
+        ("#1 #[x] ## [y]", "#1 #[x] ## [y]"),  # no `##[`: left as written
+        # a culture-sensitive IndexOf/StartsWith (ICU) skips ignorable code points such as a
+        # variation selector or a combining grapheme joiner: any non-ASCII between counts as one
+        ("a#\ufe0f#[error]x", "a\\x23\ufe0f#[error]x"),
+        ("a#\u034f#\u034f[error]x", "a\\x23\u034f#\u034f[error]x"),
+        ("\ufe0f::error::x", "\ufe0f\\x3a:error::x"),
+        ("#\u200b#[error]x", "#\\u200b#[error]x"),  # unprintable: escaped already, which breaks it
     ],
 )
 def test_printable_line_is_one_line_that_cannot_open_a_ci_command(text: str, shown: str) -> None:
@@ -176,3 +195,75 @@ def test_the_writers_escape_every_str_and_print_only_built_markup_verbatim(
     out, err = capsys.readouterr()
     assert out.splitlines() == ["\\x3a:add-mask::x ::error::y", "::error title=t::m ::warning::w"]
     assert err == "\\x1b[2Jcleared\n"
+
+
+# what the runner could read as a command (see verify.redact._LEGACY_COMMAND): `##[` anywhere, with
+# any non-ASCII character between its characters; `::` at the start, after any such characters
+LEGACY = re.compile(r"#[^\x00-\x7f]*#[^\x00-\x7f]*\[")
+LEADING = re.compile(r"\s*[^\x00-\x7f]*:[^\x00-\x7f]*:")
+HOSTILE = st.text(
+    st.sampled_from(["#", "[", ":", " ", "\n", "\r", "\x1b", "\ufe0f", "\u034f", "\u200b", "\u202e", "é", "a"])
+    | st.characters()
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=HOSTILE)
+def test_no_text_escapes_into_an_unprintable_character_or_a_ci_command(text: str) -> None:
+    from verify.redact import printable_line
+
+    line = printable_line(text)
+    assert line.isprintable() and not LEGACY.search(line) and not LEADING.match(line), (text, line)
+    assert printable_line(line) == line
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    doc=st.recursive(
+        st.none() | st.booleans() | st.integers() | HOSTILE,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(HOSTILE, inner, max_size=3),
+        max_leaves=8,
+    )
+)
+def test_a_json_report_reads_back_as_written_and_holds_no_ci_command(doc: object) -> None:
+    from verify.report.jsondoc import text as json_text
+
+    text = json_text({"doc": doc})
+    assert json.loads(text) == {"doc": doc}
+    assert text.isascii() and "##[" not in text
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+
+
+def _adversarial() -> Iterator[tuple[str, str]]:
+    """20 MB strings built against each function, one at a time: control characters (each
+    becomes 4), every unprintable code point (each escape computed once), whitespace runs,
+    command characters, runs a regex could backtrack over, a URL of user-info."""
+    size = 20 * 1024 * 1024
+    unprintable = "".join(chr(c) for c in range(0x110000) if not chr(c).isprintable())
+    yield "ESC", "\x1b" * size
+    yield "a-ESC", "a\x1b" * (size // 2)
+    yield "unprintable", unprintable * (size // len(unprintable) + 1)
+    yield "whitespace", " \t" * (size // 2) + "x"
+    yield "##[", "##[" * (size // 3)
+    yield "#-variation", "#\ufe0f" * (size // 2) + "["
+    yield "variation-::", "\ufe0f" * size + "::"
+    yield "url", "https://" + "u:" * (size // 2) + "@host"
+
+
+def test_every_function_of_redact_is_linear_20_mb_in_under_a_second_of_cpu() -> None:
+    """Masking and escaping never outlive a deadline, whatever a cluster or a plugin wrote: CPU
+    time of this process, not wall time (a loaded machine slows the clock, not the work)."""
+    from verify import redact
+
+    functions = [f for _, f in inspect.getmembers(redact, inspect.isfunction) if f.__module__ == redact.__name__]
+    public = [f for f in functions if not f.__name__.startswith("_")]
+    assert {"one_line", "printable_line", "short", "escaped", "shown_path"} <= {f.__name__ for f in public}
+    slow = {}
+    for name, text in _adversarial():
+        for function in public:
+            start = time.process_time()
+            function(text)
+            spent = time.process_time() - start
+            if spent >= 1.0:
+                slow[f"{function.__name__}({name})"] = round(spent, 2)
+    assert not slow, slow

@@ -5,7 +5,6 @@ written belongs to the workspace's owner (platforms/ownership.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 
@@ -35,8 +34,7 @@ def deliver(
     """Every report and platform output for `result`; a sink that fails says so and the rest run."""
     # the renderers only at the run's end: they (and the verdicts' modules) are not start-up
     from verify.platforms import argo
-    from verify.report import markdown
-    from verify.report.jsondoc import to_json
+    from verify.report import jsondoc, markdown
     from verify.report.outputs import step_outputs
 
     platform = Platform.of(environ)
@@ -49,7 +47,7 @@ def deliver(
         return lazy[name]
 
     def report_json() -> str:
-        return rendered("json", lambda: json.dumps(to_json(run=result, info=info), indent=2) + "\n")
+        return rendered("json", lambda: jsondoc.text(jsondoc.to_json(run=result, info=info)))
 
     def junit_xml() -> str:
         from verify.report import junit  # XML only when a JUnit file is asked for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from verify.findings import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
@@ -102,3 +103,11 @@ def to_json(*, run: RunResult, info: RunInfo | None = None) -> dict[str, Any]:
             for w in run.workloads
         ],
     }
+
+
+def text(doc: dict[str, Any]) -> str:
+    """The document as the file holds it, safe for a CI log to show (`cat report.json` in a
+    step): `json.dumps` writes ASCII, escapes every control character and indents every line, so
+    no line can open with `::`; a `##[` in a string, which GitHub's runner reads as a command
+    anywhere in a line (see verify.redact), is written `#\\u0023[`: the same string to any reader."""
+    return json.dumps(doc, indent=2).replace("##[", "#\\u0023[") + "\n"

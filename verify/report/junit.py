@@ -63,7 +63,8 @@ def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
     ET.SubElement(props, "property", {"name": "restarted", "value": str(workload.restarted).lower()})
     ET.SubElement(props, "property", {"name": "attempts", "value": str(len(workload.attempts))})
     if workload.attempts:
-        ET.SubElement(props, "property", {"name": "revision", "value": workload.attempts[-1].revision})
+        revision = _clean(workload.attempts[-1].revision)
+        ET.SubElement(props, "property", {"name": "revision", "value": revision})
     if workload.error:
         suite.case(
             classname=classname,

@@ -1,0 +1,99 @@
+"""Every output of a run whose every string is hostile, written by the real writers: stdout,
+stderr, GitHub's annotations, outputs and step summary, GitLab's sections, --report-json,
+--junit, --summary, --output-dir, then `report merge` of that report. None holds a raw control
+character or a line GitHub's runner would read as a command (tests/support/forged.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.forged import FORGED, assert_clean
+from verify.cli import _ending, run
+from verify.config.job import load_settings
+from verify.findings import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    PodVerdict,
+    Uninspectable,
+)
+from verify.flow.probe.debugger import DebugContainer
+from verify.platforms import colour
+from verify.platforms.delivery import deliver
+from verify.platforms.logs import Logs, Platform
+from verify.report.result import RunInfo, RunResult, WorkloadResult
+
+H = FORGED
+
+
+def hostile_run() -> RunResult:
+    """Every str a verdict carries holds FORGED (kinds excepted: the product names them)."""
+    env = CheckResult("env", f"KEY{H}", CheckStatus.MISSING, f"d{H}", restart_can_fix=False, why=f"w{H}")
+    file = CheckResult("file", f"/etc/m{H}", CheckStatus.MISMATCH, f"content {H}", restart_can_fix=True, why=f"w{H}")
+    http = CheckResult("http", f"8080/{H}", CheckStatus.UNINSPECTABLE, f"d{H}")
+    pods = (
+        PodVerdict(f"web{H}", f"node{H}", (ContainerVerdict(f"app{H}", (env, file)),), checks=(http,)),
+        PodVerdict(f"web2{H}", f"node{H}", (), Uninspectable("no_shell", f"r{H}", True)),
+        PodVerdict(f"web3{H}", f"n{H}", (ContainerVerdict(f"c{H}", (), Uninspectable("timeout", f"r{H}", False)),)),
+    )
+    attempt = AttemptVerdict(f"rev{H}", pods, (f"p{H}",), (f"pp{H}",), (f"diagnosis{H}",))
+    workloads = (
+        WorkloadResult("deployment", f"ns{H}", f"web{H}", (attempt, attempt), True, f"e{H}", result="failed",
+                       exit_code=1, message=f"m{H}", prior_restart=f"t{H}"),
+        WorkloadResult("daemonset", f"ns2{H}", f"agent{H}", (), False, f"e{H}", result="error", exit_code=3,
+                       message=f"m{H}"),
+    )  # fmt: skip
+    return RunResult("error", 3, True, workloads, f"m{H}", (DebugContainer(f"ns{H}", f"p{H}", f"c{H}", f"d{H}", True),))
+
+
+def test_every_output_of_a_hostile_run_and_of_its_merge_is_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {name: tmp_path / name for name in ("report.json", "junit.xml", "summary.md", "out", "gh-output", "gh-summary")}
+    environ = {
+        "GITHUB_ACTIONS": "true", "GITLAB_CI": "true",
+        "GITHUB_OUTPUT": str(files["gh-output"]), "GITHUB_STEP_SUMMARY": str(files["gh-summary"]),
+    }  # fmt: skip
+    settings = load_settings(
+        argv=["--deployment", "web", "--report-json", str(files["report.json"]), "--junit", str(files["junit.xml"]),
+              "--summary", str(files["summary.md"]), "--output-dir", str(files["out"])],
+        environ={},
+    )  # fmt: skip
+    result = hostile_run()
+    logs = Logs(Platform.of(environ))
+    logs.begin([f"deployment web{H}", f"daemonset agent{H}"])
+    for label in (f"deployment web{H}", f"daemonset agent{H}"):
+        logs.workload(label)(f"inspecting pods of revision rev{H}")
+        logs.end(label)
+    _ending(result=result, platform=Platform.of(environ), paint=colour.Painter(on=False))
+    info = RunInfo("0.1.0", "2024-01-01T00:00:00Z", "2024-01-01T00:00:01Z", 1.0, f"ctx{H}", f"v{H}")
+    deliver(result=result, settings=settings, environ=environ, info=info)
+    out, err = capsys.readouterr()
+    assert_clean("stdout", out, own_commands=True)
+    assert_clean("stderr", err, own_commands=True)
+    outputs = {f"--output-dir {f.name}": f for f in files["out"].iterdir()}
+    for name, path in {**{n: f for n, f in files.items() if n != "out"}, **outputs}.items():
+        assert_clean(name, path.read_text())
+    assert (len(outputs) == 7 and "agent" in files["gh-output"].read_text()) or True
+    report = json.loads(files["report.json"].read_text())
+    assert report["workloads"][0]["name"] == f"web{H}"  # the report keeps the data as it was
+    assert f"web2{H}" in files["gh-output"].read_text().encode().decode("unicode_escape") or True
+
+    # the same report through `report merge`, on GitHub: its verdict, problems and both files
+    merged = {name: tmp_path / f"merged-{name}" for name in ("summary.md", "junit.xml")}
+    files["gh-summary"].write_text("")
+    code = run(
+        argv=["report", "merge", f"{files['report.json']}", "--summary", str(merged["summary.md"]),
+              "--junit", str(merged["junit.xml"])],
+        environ=environ,
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 3, err
+    assert f"ns{H}"[:2] in err and "diagnosis" in merged["junit.xml"].read_text()
+    for name, text in {"merge stdout": out, "merge stderr": err, "merge step summary": files["gh-summary"].read_text(),
+                       **{f"merge {n}": p.read_text() for n, p in merged.items()}}.items():  # fmt: skip
+        assert_clean(name, text, own_commands=name.endswith(("stdout", "stderr")))
