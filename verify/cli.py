@@ -7,7 +7,6 @@ After the run it hands one RunResult to every sink the settings and the environm
 from __future__ import annotations
 
 import gc
-import json
 import os
 import signal
 import sys
@@ -232,7 +231,7 @@ def _merge_arguments(args: Sequence[str]) -> tuple[list[tuple[str, str | None]],
 
 def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
     """`report merge`: a fleet's reports as one verdict, one summary and one JUnit file."""
-    from verify.report import merge  # XML and the merge only for this subcommand: start-up stays lean
+    from verify.report import merge, schema  # XML and the merge only for this subcommand: start-up stays lean
 
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(f"usage: {MERGE_USAGE}\n{merge.HELP}\n")
@@ -242,15 +241,18 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
         docs = []
         for path, label in reports:
             try:
-                with open(path, encoding="utf-8") as fh:
-                    docs.append((path, label, json.load(fh)))
-            except (OSError, ValueError) as e:
-                why = e.strerror if isinstance(e, OSError) else "not valid JSON"
+                with open(path, "rb") as fh:
+                    data = fh.read(schema.MAX_BYTES + 1)
+            except OSError as e:
                 raise ConfigError(
-                    f"report merge: cannot read {shown_path(path)} ({why}); "
+                    f"report merge: cannot read {shown_path(path)} ({e.strerror or e}); "
                     "pass the files --report-json wrote",
                     field="report",
                 ) from None
+            try:
+                docs.append((path, label, schema.parse(data)))
+            except schema.Invalid as e:
+                raise merge.refused(source=path, why=e) from None
         fleet = merge.merge(reports=docs)
     except ConfigError as e:
         stderr(f"rollout-verify: error: {e}")

@@ -18,6 +18,8 @@ from tests.kubesim import Cluster
 from tests.support.helpers import REPO, deployment, run_verify
 
 SCHEMA = xmlschema.XMLSchema(REPO / "tests" / "schemas" / "junit.xsd")
+# a run that verified no workload (a --timeout given wrong), as --report-json writes it
+NOTHING = {"result": "passed", "exit_code": 0, "restarted": False, "message": "", "debug_containers": [], "workloads": []}
 
 
 def merge(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -110,13 +112,13 @@ def test_three_reports_one_failed_merge_into_one_summary_one_junit_and_exit_1(
 
 
 def test_a_file_that_is_no_report_exits_2_naming_it(tmp_path: Path) -> None:
-    (tmp_path / "good.json").write_text(json.dumps({"result": "passed", "exit_code": 0, "workloads": []}))
+    (tmp_path / "good.json").write_text(json.dumps(NOTHING))
     (tmp_path / "other.json").write_text(json.dumps({"kind": "SomethingElse"}))
     done = merge("good.json", "other.json", "--junit", "j.xml", tmp_path=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip() == (
         'rollout-verify: error: report merge: "other.json" is not a rollout-verify report '
-        "(`result` is missing or not a str); pass the files --report-json wrote"
+        "(`kind` is not a field of a version 1 report); pass the files --report-json wrote"
     )
     assert not (tmp_path / "j.xml").exists()
     missing = merge("good.json", "gone.json", tmp_path=tmp_path)
@@ -126,7 +128,7 @@ def test_a_file_that_is_no_report_exits_2_naming_it(tmp_path: Path) -> None:
 def test_one_label_for_two_reports_and_a_mistyped_subcommand_exit_2_before_anything_is_read(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "a.json").write_text(json.dumps({"result": "passed", "exit_code": 0, "workloads": []}))
+    (tmp_path / "a.json").write_text(json.dumps(NOTHING))
     twice = merge("us=a.json", "us=a.json", "--summary", "s.md", tmp_path=tmp_path)
     assert twice.returncode == 2, twice.stdout + twice.stderr
     assert "the label us names two reports" in twice.stderr and not (tmp_path / "s.md").exists()

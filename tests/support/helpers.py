@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -230,6 +231,16 @@ class Outcome:
         )
 
 
+@functools.cache
+def report_schema() -> Any:
+    """The `jsonschema` library's validator for the report's published schema (the product's
+    own small validator is held to it in tests/unit/test_report_schema.py)."""
+    import jsonschema
+
+    path = REPO / "verify" / "report" / "schema" / "report-v1.json"
+    return jsonschema.Draft202012Validator(json.loads(path.read_text()))
+
+
 def run_verify(
     *args: str,
     kubeconfig: str,
@@ -281,6 +292,9 @@ def run_verify(
     proc = subprocess.CompletedProcess(popen.args, popen.returncode, out, err)
     data = json.loads(report.read_text()) if report.exists() else None
     files = sorted(outdir.iterdir()) if outdir.is_dir() else []
+    for written in [report, *(f for f in files if f.name == "report.json")]:
+        if written.exists():  # every report the suite makes holds to the published schema
+            report_schema().validate(json.loads(written.read_text()))
     with contextlib.suppress(OSError):
         plant(*kubeconfig_tokens(Path(kubeconfig).read_text()))
     outcome = Outcome(

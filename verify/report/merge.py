@@ -16,7 +16,8 @@ from typing import Any, Literal
 from verify.errors import ConfigError
 from verify.exitcodes import ExitCode, most_fundamental
 from verify.findings import CheckResult, CheckStatus
-from verify.redact import printable_line, shown_path
+from verify.redact import shown_path
+from verify.report import schema
 from verify.report.junit import Suite
 from verify.report.markdown import cell
 from verify.report.result import Outcome
@@ -28,7 +29,6 @@ HELP = (
     "writes one Markdown table, --junit one JUnit file with a suite per cluster and namespace. "
     "Exit code: the most fundamental among the reports' (2 when a file is no report)."
 )
-_OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error")
 _HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
 _CHECK_TYPES: dict[str, Literal["env", "file", "http"]] = {"env": "env", "file": "file", "http": "http"}
 _RESULT = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error"}
@@ -65,119 +65,96 @@ class Fleet:
     result: Outcome
 
 
-class _Bad(ValueError):
-    """What makes a document no rollout-verify report."""
-
-
-def _field(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
-    value = doc.get(key)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise _Bad(f"`{key}` is missing or not a {getattr(kind, '__name__', 'value')}")
-    return value
-
-
-def _outcome(doc: Mapping[str, Any]) -> tuple[Outcome, int]:
-    result = _field(doc, "result", str)
-    code = _field(doc, "exit_code", int)
-    if result not in _OUTCOMES:
-        raise _Bad(f"`result` {printable_line(result)[:40]!r} is not passed, failed or error")
-    try:
-        ExitCode(code)
-    except ValueError:
-        raise _Bad(f"`exit_code` {code} is not one of rollout-verify's exit codes") from None
-    return result, code
-
-
-def _phrase(check: Any) -> str | None:
+def _phrase(check: Mapping[str, Any]) -> str | None:
     """A failing check of the report in the run's own words (`lacks env KEY`, ...), else None."""
-    if not isinstance(check, dict) or check.get("status") == "ok":
+    if check["status"] == "ok":
         return None
-    try:
-        status = CheckStatus(str(check.get("status")))
-    except ValueError:
-        return None
-    kind = _CHECK_TYPES.get(str(check.get("type")), "file")
     return check_phrase(
         CheckResult(
-            type=kind, subject=str(check.get("target")), status=status, detail=str(check.get("detail") or "")
+            type=_CHECK_TYPES[check["type"]],
+            subject=check["target"],
+            status=CheckStatus(check["status"]),
+            detail=check["detail"],
         )
     )
 
 
-def _pod_problems(pod: Any) -> list[str]:
-    if not isinstance(pod, dict) or pod.get("status") == "ok":
+def _pod_problems(pod: Mapping[str, Any]) -> list[str]:
+    if pod["status"] == "ok":
         return []
-    where = f"pod {pod.get('name')}" + (f" ({pod['node']})" if pod.get("node") else "")
-    if pod.get("reason"):
+    where = f"pod {pod['name']}" + (f" ({pod['node']})" if pod["node"] else "")
+    if pod["reason"]:
         return [f"{where} cannot be inspected: {pod['reason']}"]
-    found = [f"{where} {phrase}" for phrase in map(_phrase, pod.get("checks") or []) if phrase]
-    for c in pod.get("containers") or []:
-        if not isinstance(c, dict):
-            continue
-        if c.get("reason"):
-            found.append(f"{where} container {c.get('name')} cannot be inspected: {c['reason']}")
-        found += [
-            f"{where} container {c.get('name')} {ph}" for ph in map(_phrase, c.get("checks") or []) if ph
-        ]
+    found = [f"{where} {phrase}" for phrase in map(_phrase, pod["checks"]) if phrase]
+    for c in pod["containers"]:
+        if c["reason"]:
+            found.append(f"{where} container {c['name']} cannot be inspected: {c['reason']}")
+        found += [f"{where} container {c['name']} {ph}" for ph in map(_phrase, c["checks"]) if ph]
     return found
 
 
 def _problems(workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The workload's error, else its last attempt's problems and failing pods; its diagnosis."""
-    attempts = workload.get("attempts") or []
-    last = attempts[-1] if isinstance(attempts, list) and attempts and isinstance(attempts[-1], dict) else {}
-    found: list[str] = [str(workload["error"])] if workload.get("error") else []
-    found += [str(p) for p in last.get("problems") or []]
-    for pod in last.get("pods") or []:
+    last = workload["attempts"][-1] if workload["attempts"] else {"problems": [], "pods": [], "diagnosis": []}
+    found: list[str] = [workload["error"]] if workload["error"] else []
+    found += last["problems"]
+    for pod in last["pods"]:
         found += _pod_problems(pod)
-    return tuple(found), tuple(str(d) for d in last.get("diagnosis") or [])
+    return tuple(found), tuple(last["diagnosis"])
 
 
 def _members(*, cluster: str, doc: Mapping[str, Any]) -> list[Member]:
-    result, code = _outcome(doc)
-    workloads = _field(doc, "workloads", list)
-    if not workloads:  # bad input, a cancel: the report's message is all there is
-        message = str(doc.get("message") or result)
+    """The report's workloads (it passed `schema.check`)."""
+    result, code = doc["result"], int(doc["exit_code"])
+    if not doc["workloads"]:  # bad input, a cancel: the report's message is all there is
+        message = doc["message"] or result
         return [
             Member(cluster, "", "run", "", result, code, False, (message,) if result != "passed" else (), ())
         ]
     out = []
-    for i, w in enumerate(workloads):
-        if not isinstance(w, dict):
-            raise _Bad(f"`workloads[{i}]` is not an object")
-        try:
-            kind, ns, name = (_field(w, key, str) for key in ("kind", "namespace", "name"))
-            w_result, w_code = _outcome(w)
-        except _Bad as e:
-            raise _Bad(f"`workloads[{i}]`: {e}") from None
-        problems, diagnosis = _problems(w) if w_result != "passed" else ((), ())
+    for w in doc["workloads"]:
+        problems, diagnosis = _problems(w) if w["result"] != "passed" else ((), ())
         out.append(
-            Member(cluster, ns, kind, name, w_result, w_code, w.get("restarted") is True, problems, diagnosis)
+            Member(
+                cluster,
+                w["namespace"],
+                w["kind"],
+                w["name"],
+                w["result"],
+                int(w["exit_code"]),
+                w["restarted"],
+                problems,
+                diagnosis,
+            )
         )
     return out
 
 
 def merge(*, reports: Sequence[tuple[str, str | None, Any]]) -> Fleet:
     """`reports` as (source path, label or None, parsed JSON). ConfigError names the first file
-    that is no rollout-verify report (exit 2: nothing is merged from a wrong file)."""
+    that is no rollout-verify report and the field that makes it none (exit 2: nothing is merged
+    from a wrong file)."""
     members: list[Member] = []
     codes: list[int] = []
     for source, label, doc in reports:
         try:
-            if not isinstance(doc, dict):
-                raise _Bad("it is not a JSON object")
-            cluster = label or (doc.get("context") if isinstance(doc.get("context"), str) else None) or source
-            members += _members(cluster=cluster, doc=doc)
-            codes.append(_outcome(doc)[1])
-        except _Bad as e:
-            raise ConfigError(
-                f"report merge: {shown_path(source)} is not a rollout-verify report ({e}); "
-                "pass the files --report-json wrote",
-                field="report",
-            ) from None
+            schema.check(doc)
+        except schema.Invalid as e:
+            raise refused(source=source, why=e) from None
+        members += _members(cluster=label or doc.get("context") or source, doc=doc)
+        codes.append(int(doc["exit_code"]))
     code = most_fundamental(codes)
     result: Outcome = "passed" if code is ExitCode.OK else "failed" if code is ExitCode.FAILED else "error"
     return Fleet(reports=len(reports), members=tuple(members), exit_code=int(code), result=result)
+
+
+def refused(*, source: str, why: schema.Invalid) -> ConfigError:
+    """The one line for a file that is no report: the file, then the field and what is wrong."""
+    return ConfigError(
+        f"report merge: {shown_path(source)} is not a rollout-verify report ({why}); "
+        "pass the files --report-json wrote",
+        field="report",
+    )
 
 
 def _count(n: int, word: str) -> str:
