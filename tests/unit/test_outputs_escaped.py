@@ -5,12 +5,14 @@ character or a line GitHub's runner would read as a command (tests/support/forge
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.support.forged import FORGED, assert_clean
+from tests.support.helpers import REPO
 from verify.cli import _ending, run
 from verify.config.job import load_settings
 from verify.findings import (
@@ -97,3 +99,17 @@ def test_every_output_of_a_hostile_run_and_of_its_merge_is_escaped(
     for name, text in {"merge stdout": out, "merge stderr": err, "merge step summary": files["gh-summary"].read_text(),
                        **{f"merge {n}": p.read_text() for n, p in merged.items()}}.items():  # fmt: skip
         assert_clean(name, text, own_commands=name.endswith(("stdout", "stderr")))
+
+
+def test_only_the_writers_print() -> None:
+    """A new print() elsewhere would bypass the escape: the console is written in
+    verify/platforms/logs.py, and the help and version texts (the product's own) in cli.py."""
+    allowed = {("platforms/logs.py", "print"), ("cli.py", "sys.stdout.write"), ("docs.py", "print")}
+    found = set()
+    for path in (REPO / "verify").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                name = ast.unparse(node.func)
+                if name == "print" or (name.startswith(("sys.stdout.", "sys.stderr.")) and name.endswith("write")):
+                    found.add((path.relative_to(REPO / "verify").as_posix(), name))
+    assert found <= allowed, found - allowed
