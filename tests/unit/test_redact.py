@@ -267,3 +267,10 @@ def test_every_function_of_redact_is_linear_20_mb_in_under_a_second_of_cpu() -> 
             if spent >= 1.0:
                 slow[f"{function.__name__}({name})"] = round(spent, 2)
     assert not slow, slow
+
+
+def test_a_text_longer_than_a_line_shows_is_cut_and_says_how_much() -> None:
+    from verify.redact import MAX_LINE, one_line, printable_line
+
+    assert one_line("a" * (MAX_LINE + 5)) == "a" * MAX_LINE + "… (5 more characters not shown)"
+    assert printable_line("\x1b" * (MAX_LINE + 1)) == "\\x1b" * MAX_LINE + "… (1 more characters not shown)"

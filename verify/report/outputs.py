@@ -7,7 +7,6 @@ summaries, so the three systems can never disagree about one run.
 from __future__ import annotations
 
 from verify.findings import CheckStatus
-from verify.redact import printable_line
 from verify.report.result import RunResult, WorkloadResult
 
 
@@ -24,13 +23,13 @@ def failed_pods(*, run: RunResult) -> list[str]:
 
 
 def step_outputs(*, run: RunResult, report_path: str) -> dict[str, str]:
-    """The outputs every platform publishes (names are the Action's, kebab-case)."""
-    # pod names and the report path are the cluster's and the user's: escaped once, here, for
-    # $GITHUB_OUTPUT and the Argo output files alike
+    """The outputs every platform publishes (names are the Action's, kebab-case). Pod names and
+    the report path are the cluster's and the user's: each sink writes them through the one
+    escape ($GITHUB_OUTPUT's heredocs, Argo's output files)."""
     return {
         "result": run.result,
         "restarted": "true" if run.restarted else "false",
-        "failed-pods": printable_line(",".join(failed_pods(run=run))),
-        "report-path": printable_line(report_path),
+        "failed-pods": ",".join(failed_pods(run=run)),
+        "report-path": report_path,
         "exit-code": str(run.exit_code),
     }
