@@ -32,7 +32,8 @@ def _bounded(text: str) -> tuple[str, str]:
     """`text` cut at MAX_LINE characters, and the words that say how much was cut."""
     if len(text) <= MAX_LINE:
         return text, ""
-    return text[:MAX_LINE], f"… ({len(text) - MAX_LINE} more characters not shown)"
+    more = len(text) - MAX_LINE
+    return text[:MAX_LINE], f"… ({more} more character{'s' if more > 1 else ''} not shown)"
 
 
 def _escapes(line: str) -> dict[int, str]:

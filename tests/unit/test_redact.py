@@ -273,4 +273,4 @@ def test_a_text_longer_than_a_line_shows_is_cut_and_says_how_much() -> None:
     from verify.redact import MAX_LINE, one_line, printable_line
 
     assert one_line("a" * (MAX_LINE + 5)) == "a" * MAX_LINE + "… (5 more characters not shown)"
-    assert printable_line("\x1b" * (MAX_LINE + 1)) == "\\x1b" * MAX_LINE + "… (1 more characters not shown)"
+    assert printable_line("\x1b" * (MAX_LINE + 1)) == "\\x1b" * MAX_LINE + "… (1 more character not shown)"
