@@ -28,6 +28,10 @@ SEVERITY: dict[CheckStatus, int] = {
     CheckStatus.UNINSPECTABLE: 3,
 }
 
+# The only failures a restart may ever be sent for: configuration the run saw to be stale. Anything
+# else (a check that could not be made, and any status added later) never leads to a restart.
+STALE = frozenset({CheckStatus.MISSING, CheckStatus.MISMATCH})
+
 
 @dataclass(frozen=True)
 class Source:
@@ -170,6 +174,13 @@ class CheckResult:
     # (None: not judged, as for a passing check) and why, in words a log line can carry
     restart_can_fix: bool | None = None
     why: str = ""
+
+
+def restart_fixes(check: CheckResult) -> bool:
+    """Whether one restart may be sent for this failing check: the one rule that the decision and
+    the report's `restart_can_fix` both read, so they cannot disagree. Default deny: only
+    configuration seen to be stale (missing/mismatch) that the judgment says a restart fixes."""
+    return check.status in STALE and check.restart_can_fix is True
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,14 @@
-"""Restart-once policy: heal stale pods with one restart, never loop, never restart in vain."""
+"""Restart-once policy: heal stale pods with one restart, never loop, never restart in vain, and
+never for anything the run did not see (default deny: only missing/mismatch checks judged
+fixable)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verify.findings import (
     AttemptVerdict,
@@ -14,7 +18,9 @@ from verify.findings import (
     PodVerdict,
     Uninspectable,
 )
-from verify.flow.decide import decide
+from verify.flow.decide import MAX_RECHECKS, decide
+from verify.report.jsondoc import to_json
+from verify.report.result import WorkloadResult, combine
 
 
 def attempt(
@@ -25,10 +31,17 @@ def attempt(
     pod_error: Uninspectable | None = None,
     container_error: Uninspectable | None = None,
 ) -> AttemptVerdict:
-    checks = (CheckResult("env", "A", status),)
+    checks = (stale("A", status),)
     container = ContainerVerdict("app", checks if container_error is None else (), container_error)
     pod = PodVerdict("web-1", "node-1", (container,), pod_error)
     return AttemptVerdict("2", (pod,), problems, permanent_problems)
+
+
+def stale(key: str, status: CheckStatus = CheckStatus.MISSING, *, fixable: bool = True) -> CheckResult:
+    """An env check as the judgment leaves it (diagnose.remedy.assess): failing ones judged."""
+    if status is CheckStatus.OK:
+        return CheckResult("env", key, status)
+    return CheckResult("env", key, status, restart_can_fix=fixable, why="env is read when a container starts")
 
 
 TRANSIENT = Uninspectable("unreachable", "exec refused (HTTP 503)", permanent=False)
@@ -45,9 +58,12 @@ Mode = Literal["once", "never"]
         (attempt(), 0, "never", "pass"),
         (attempt(CheckStatus.MISMATCH), 0, "once", "restart"),
         (attempt(CheckStatus.MISSING), 0, "once", "restart"),
-        (attempt(container_error=TRANSIENT), 0, "once", "restart"),
-        (attempt(pod_error=TRANSIENT), 0, "once", "restart"),
-        (attempt(problems=("expected 3 pods, found 2",)), 0, "once", "restart"),
+        # what the run did not see is never a reason to restart
+        (attempt(container_error=TRANSIENT), 0, "once", "fail"),
+        (attempt(pod_error=TRANSIENT), 0, "once", "fail"),
+        (attempt(problems=("expected 3 pods, found 2",)), 0, "once", "fail"),
+        (attempt(CheckStatus.MISMATCH, problems=("expected 3 pods, found 2",)), 0, "once", "fail"),
+        (attempt(CheckStatus.UNINSPECTABLE), 0, "once", "fail"),
         (attempt(CheckStatus.MISMATCH), 1, "once", "fail"),
         (attempt(container_error=TRANSIENT), 1, "once", "fail"),
         (attempt(CheckStatus.MISMATCH), 0, "never", "fail"),
@@ -110,31 +126,31 @@ def test_pods_deleted_during_inspection_are_inspected_again_without_a_restart(mo
     assert decision.reason.startswith("web-1 was deleted during inspection")
 
 
-def test_a_second_deletion_falls_back_to_the_restart_policy() -> None:
+def test_a_second_deletion_fails_without_a_restart() -> None:
+    # a pod deleted again while its replacement was inspected: still not seen, so never restarted
     verdict = attempt(container_error=GONE)
-    assert decide(verdict=verdict, restarts_done=0, restart_mode="once", rechecks_done=1).action == "restart"
-    assert decide(verdict=verdict, restarts_done=1, restart_mode="once", rechecks_done=1).action == "fail"
-
-
-def test_a_mismatch_beside_a_deleted_pod_is_not_rechecked_away() -> None:
-    stale = PodVerdict(
-        "web-1", "node-2", (ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISSING),)),)
+    decision = decide(verdict=verdict, restarts_done=0, restart_mode="once", rechecks_done=1)
+    assert decision.action == "fail"
+    assert decision.reason == (
+        "not restarted: a restart is sent only for configuration seen to be stale, and the run could "
+        "not see it: pod web-1 container app: pod web-1 was deleted during inspection"
     )
+
+
+def test_a_mismatch_beside_a_deleted_pod_is_not_rechecked_away_nor_restarted() -> None:
+    missing = PodVerdict("web-1", "node-2", (ContainerVerdict("app", (stale("A"),)),))
     gone = PodVerdict("web-2", "node-2", (ContainerVerdict("app", (), GONE),))
-    verdict = AttemptVerdict("2", (stale, gone))
-    assert decide(verdict=verdict, restarts_done=0, restart_mode="once").action == "restart"
+    verdict = AttemptVerdict("2", (missing, gone))
+    assert decide(verdict=verdict, restarts_done=0, restart_mode="once").action == "fail"
     # a pod short, or a pod whose other container mismatched before it went, is no deletion either
     short = attempt(container_error=GONE, problems=("expected 3 pods, found 2",))
-    assert decide(verdict=short, restarts_done=0, restart_mode="once").action == "restart"
+    assert decide(verdict=short, restarts_done=0, restart_mode="once").action == "fail"
     mixed = PodVerdict(
         "web-1",
         "node-1",
-        (
-            ContainerVerdict("app", (CheckResult("env", "A", CheckStatus.MISMATCH),)),
-            ContainerVerdict("side", (), GONE),
-        ),
+        (ContainerVerdict("app", (stale("A", CheckStatus.MISMATCH),)), ContainerVerdict("side", (), GONE)),
     )
-    assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "restart"
+    assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "fail"
     only_gone = PodVerdict("web-1", "node-1", (ContainerVerdict("app", (), GONE),))
     assert decide(verdict=_two_pods(only_gone), restarts_done=0, restart_mode="once").action == "recheck"
 
@@ -148,7 +164,9 @@ def test_a_pod_whose_http_check_found_it_deleted_is_inspected_again() -> None:
     gone = PodVerdict("web-1", "node-1", app, checks=(gone_check,))
     assert decide(verdict=_two_pods(gone), restarts_done=0, restart_mode="once").action == "recheck"
     alive = PodVerdict("web-1", "node-1", app, checks=(refused,))
-    assert decide(verdict=_two_pods(alive), restarts_done=0, restart_mode="once").action == "restart"
+    decision = decide(verdict=_two_pods(alive), restarts_done=0, restart_mode="once")
+    assert decision.action == "fail"
+    assert "pod web-1 http 8080/health: connection refused" in decision.reason
 
 
 def _pods(*errors: Uninspectable | None) -> AttemptVerdict:
@@ -157,7 +175,7 @@ def _pods(*errors: Uninspectable | None) -> AttemptVerdict:
         PodVerdict(
             f"web-{i}",
             "node-1",
-            (ContainerVerdict("app", () if e else (CheckResult("env", "A", CheckStatus.MISMATCH),), e),),
+            (ContainerVerdict("app", () if e else (stale("A", CheckStatus.MISMATCH),), e),),
         )
         for i, e in enumerate(errors)
     )
@@ -170,12 +188,124 @@ def test_when_no_exec_finished_in_time_nothing_is_restarted_and_the_timeout_is_n
     assert "a restart cannot fix this" in decision.reason and "--exec-timeout" in decision.reason
 
 
-def test_a_timeout_beside_pods_that_answered_may_be_a_wedged_container_and_is_restarted_once() -> None:
+def test_a_timeout_beside_a_stale_pod_is_not_restarted() -> None:
+    # the stale pod alone would be restarted; the one the run could not see stops it
     decision = decide(verdict=_pods(TIMED_OUT, None), restarts_done=0, restart_mode="once")
-    assert decision.action == "restart"
+    assert decision.action == "fail"
+    assert decision.reason.startswith("not restarted: ")
+    assert "pod web-0 container app: exec did not finish within 30s (timed out)" in decision.reason
+    assert decide(verdict=_pods(None, None), restarts_done=0, restart_mode="once").action == "restart"
 
 
-def test_once_the_runs_own_timeout_ran_out_its_timeouts_are_not_the_pods() -> None:
-    # the caller ends the run with the --timeout error; the decision does not blame the exec timeout
+def test_once_the_runs_own_timeout_ran_out_its_timeouts_are_not_blamed_on_the_exec_timeout() -> None:
     decision = decide(verdict=_pods(TIMED_OUT, TIMED_OUT), restarts_done=0, restart_mode="once", out_of_time=True)
-    assert decision.action == "restart" and "--exec-timeout" not in decision.reason
+    assert decision.action == "fail" and "--exec-timeout" not in decision.reason
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        # a file that exists but the container's user cannot read (judge._unreadable)
+        CheckResult(
+            "file", "/etc/tls/tls.key", CheckStatus.UNINSPECTABLE, "exists but the exec's user cannot read it",
+            permanent=True, code="exec_failed", restart_can_fix=False,
+        ),
+        # even if something marked it fixable, what was not seen is not stale
+        CheckResult("file", "/etc/x", CheckStatus.UNINSPECTABLE, "unreadable", restart_can_fix=True),
+        # a failing check nobody judged
+        CheckResult("env", "A", CheckStatus.MISSING),
+        # a kind of check this version does not know
+        CheckResult("stability", "app", CheckStatus.MISMATCH, "restarted during inspection"),
+    ],
+)
+def test_a_check_the_run_did_not_see_stale_or_nobody_judged_fixable_is_never_restarted(
+    check: CheckResult,
+) -> None:
+    pod = PodVerdict("web-1", "node-1", (ContainerVerdict("app", (stale("B"), check)),))
+    decision = decide(verdict=AttemptVerdict("2", (pod,)), restarts_done=0, restart_mode="once")
+    assert decision.action == "fail"
+
+
+# -- the decision and the report cannot disagree -----------------------------------------------
+
+_ANY_CHECK = st.builds(
+    CheckResult,
+    type=st.sampled_from(["env", "file", "http", "stability"]),
+    subject=st.sampled_from(["A", "B", "/etc/app.conf", "8080/health"]),
+    status=st.sampled_from(list(CheckStatus)),
+    detail=st.sampled_from(["", "not set in the container", "exec refused (HTTP 503)"]),
+    permanent=st.booleans(),
+    code=st.sampled_from(["", "pod_gone", "timeout", "exec_failed"]),
+    restart_can_fix=st.sampled_from([None, True, False]),
+    why=st.sampled_from(["", "env is read when a container starts", "a restart cannot add it"]),
+)
+# most verdicts are one step from a restart, so that the one thing that must stop it is found
+_CHECKS = st.one_of(
+    st.just(CheckResult("env", "A", CheckStatus.OK)),
+    st.just(stale("B")),
+    st.just(stale("C", CheckStatus.MISMATCH)),
+    _ANY_CHECK,
+)
+_ERRORS = st.builds(
+    Uninspectable,
+    code=st.sampled_from(["not_running", "timeout", "exec_failed", "pod_gone", "no_shell", "forbidden"]),
+    reason=st.sampled_from(["exec refused by the API server (HTTP 503)", "container app is not running"]),
+    permanent=st.booleans(),
+)
+_MAYBE_ERROR = st.one_of(st.none(), st.none(), _ERRORS)
+_CONTAINERS = st.builds(
+    ContainerVerdict,
+    name=st.sampled_from(["app", "side"]),
+    checks=st.lists(_CHECKS, max_size=3).map(tuple),
+    error=_MAYBE_ERROR,
+)
+_PODS = st.builds(
+    PodVerdict,
+    name=st.sampled_from(["web-0", "web-1", "web-2"]),
+    node=st.just("node-1"),
+    containers=st.lists(_CONTAINERS, min_size=1, max_size=2).map(tuple),
+    error=_MAYBE_ERROR,
+    checks=st.lists(_CHECKS, max_size=1).map(tuple),
+)
+_VERDICTS = st.builds(
+    AttemptVerdict,
+    revision=st.just("2"),
+    pods=st.lists(_PODS, min_size=1, max_size=3).map(tuple),
+    problems=st.sampled_from([(), (), ("expected 3 pods of revision 2, found 2",)]),
+    permanent_problems=st.sampled_from([(), (), ('container "x" is not in the pod template',)]),
+)
+
+
+def _report(verdict: AttemptVerdict) -> dict[str, Any]:
+    workload = WorkloadResult(
+        kind="deployment", namespace="default", name="web", attempts=(verdict,), restarted=False
+    )
+    return to_json(run=combine(workloads=(workload,)))["workloads"][0]["attempts"][0]
+
+
+@settings(max_examples=400, deadline=None)
+@given(verdict=_VERDICTS, rechecks=st.sampled_from([0, MAX_RECHECKS]))
+def test_a_restart_is_decided_exactly_when_the_report_says_a_restart_fixes_every_failure(
+    verdict: AttemptVerdict, rechecks: int
+) -> None:
+    doc = _report(verdict)
+    failing = [
+        c
+        for pod in doc["pods"]
+        for c in (*pod["checks"], *(c for ct in pod["containers"] for c in ct["checks"]))
+        if c["status"] != "ok"
+    ]
+    unseen = [p for p in doc["pods"] if p["reason"]] + [
+        ct for p in doc["pods"] for ct in p["containers"] if ct["reason"]
+    ]
+    report_says_restart = (
+        not verdict.ok
+        and not doc["problems"]
+        and not unseen
+        and bool(failing)
+        and all(c["restart_can_fix"] is True for c in failing)
+    )
+    decision = decide(verdict=verdict, restarts_done=0, restart_mode="once", rechecks_done=rechecks)
+    assert (decision.action == "restart") == report_says_restart, (decision, doc)
+    if any(c["restart_can_fix"] is False for c in failing) or unseen or doc["problems"]:
+        assert decision.action != "restart"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from verify.diagnose.checks import diagnose
-from verify.diagnose.remedy import Facts, assess, unfixable
+from verify.diagnose.remedy import Facts, assess
 from verify.findings import (
     AttemptVerdict,
     CheckResult,
@@ -229,7 +229,7 @@ def test_a_passing_check_is_not_judged() -> None:
     v = AttemptVerdict(revision="2", pods=(PodVerdict("web-1", "node-1", (ContainerVerdict("app", (ok,)),)),))
     out = assess(verdict=v, expectations={"app": Expectations(env=("A",))}, facts=facts())
     assert out.pods[0].containers[0].checks[0].restart_can_fix is None
-    assert unfixable(out) == []
+    assert decide(verdict=out, restarts_done=0, restart_mode="once").action == "pass"
 
 
 def test_one_unfixable_check_among_fixable_ones_means_no_restart() -> None:

@@ -209,6 +209,9 @@ def test_to_json_has_exact_shape() -> None:
                                                 "target": "/x",
                                                 "status": "mismatch",
                                                 "detail": "content differs",
+                                                # a failing check nobody judged: no restart for it
+                                                "restart_can_fix": False,
+                                                "why": "",
                                             },
                                         ],
                                     },

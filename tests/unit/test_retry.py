@@ -9,7 +9,7 @@ import time
 import pytest
 
 from verify.kube import retry
-from verify.kube.exec import classify_handshake, handshake_retry
+from verify.kube.exec import classify_handshake, handshake_retry, status_error
 
 RBAC = (
     'deployments.apps "web" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource '
@@ -198,7 +198,8 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
     err = classify_handshake(text, namespace="ns", pod="p", container="c")
     assert (
         err.reason
-        == "exec refused (HTTP 502): error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
+        == "exec failed: the API server could not reach the kubelet (HTTP 502): error dialing backend: dial tcp "
+        "10.0.0.7:10250: connect: connection refused"
     )
     assert "topsecret" not in err.reason and "Handshake" not in err.reason
 
@@ -219,7 +220,8 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
             'pods "p" is forbidden: not yet ready to handle request',
             "exec_failed",
             False,
-            "exec refused: the API server was not ready to handle requests (403)",
+            "exec refused by the API server (HTTP 403): it was not ready to handle requests yet "
+            '(pods "p" is forbidden: not yet ready to handle request)',
         ),
         # a policy engine's admission webhook: its own words, and no RBAC advice
         (
@@ -227,21 +229,22 @@ def test_a_refused_exec_is_reported_by_its_status_message_never_headers_or_body(
             'admission webhook "validate.kyverno.svc" denied the request: exec is not allowed',
             "forbidden",
             True,
-            'exec refused (HTTP 403): admission webhook "validate.kyverno.svc" denied the request: exec is not allowed',
+            'exec refused by the API server (HTTP 403): admission webhook "validate.kyverno.svc" denied the '
+            "request: exec is not allowed",
         ),
         (404, 'pods "p" not found', "pod_gone", False, "pod p no longer exists"),
         # a 404 from something in the way (a proxy without WebSocket support) is not a deleted pod,
         # and restarting the pods cannot change it
-        (404, "404 page not found", "exec_failed", True, "exec refused (HTTP 404): 404 page not found"),
+        (404, "404 page not found", "exec_failed", True, "exec refused by the API server (HTTP 404): 404 page not found"),
         # the request itself refused: an expired token, a method, URL or headers a proxy refuses
-        (400, "bad request", "exec_failed", True, "exec refused (HTTP 400): bad request"),
-        (401, "Unauthorized", "exec_failed", True, "exec refused (HTTP 401): Unauthorized"),
-        (405, "method not allowed", "exec_failed", True, "exec refused (HTTP 405): method not allowed"),
-        (414, "URI Too Long", "exec_failed", True, "exec refused (HTTP 414): URI Too Long"),
-        (431, "headers too large", "exec_failed", True, "exec refused (HTTP 431): headers too large"),
+        (400, "bad request", "exec_failed", True, "exec refused by the API server (HTTP 400): bad request"),
+        (401, "Unauthorized", "exec_failed", True, "exec refused by the API server (HTTP 401): Unauthorized"),
+        (405, "not allowed", "exec_failed", True, "exec refused by the API server (HTTP 405): not allowed"),
+        (414, "URI Too Long", "exec_failed", True, "exec refused by the API server (HTTP 414): URI Too Long"),
+        (431, "too large", "exec_failed", True, "exec refused by the API server (HTTP 431): too large"),
         # "not now": a restart is not the fix either, but the pods may be fine in a moment
-        (429, "too many requests", "exec_failed", False, "exec refused (HTTP 429): too many requests"),
-        (503, "unavailable", "exec_failed", False, "exec refused (HTTP 503): unavailable"),
+        (429, "too many", "exec_failed", False, "exec refused by the API server (HTTP 429): too many"),
+        (503, "unavailable", "exec_failed", False, "exec refused by the API server (HTTP 503): unavailable"),
     ],
 )
 def test_refused_execs_are_classified_by_who_refused_them(
@@ -264,7 +267,7 @@ def test_the_kubelets_plain_text_refusal_passed_through_on_v4_is_a_container_not
 def test_a_refusal_without_a_body_says_only_its_status() -> None:
     text = "Handshake status 502 Bad Gateway -+-+- {'content-length': '0'} -+-+- None"
     err = classify_handshake(text, namespace="ns", pod="p", container="c")
-    assert err.reason == "exec refused (HTTP 502)"
+    assert err.reason == "exec refused by a proxy in front of the API server (HTTP 502)"
 
 
 def test_an_untrusted_certificate_on_exec_is_final_and_said_plainly() -> None:
@@ -281,11 +284,11 @@ def test_a_refusal_message_is_one_printable_line_with_its_utf8_kept() -> None:
         pod="p",
         container="c",
     )
-    assert err.reason == "exec refused (HTTP 502): Knoten nicht erreichbar \\x1b[31mrot\\x1b[0m"
+    assert err.reason == "exec refused by the API server (HTTP 502): Knoten nicht erreichbar \\x1b[31mrot\\x1b[0m"
     for as_bytes in (False, True):
         text = _handshake(502, "x", 'Verbindung "verweigert": Größe', as_bytes=as_bytes)
         err = classify_handshake(text, namespace="n", pod="p", container="c")
-        assert err.reason == 'exec refused (HTTP 502): Verbindung "verweigert": Größe'
+        assert err.reason == 'exec refused by the API server (HTTP 502): Verbindung "verweigert": Größe'
         assert classify_handshake(
             _handshake(
                 403,
@@ -315,3 +318,78 @@ def test_an_api_error_is_its_status_message_cut_to_one_line_never_the_body() -> 
     assert "secret-data" not in msg and reason == "Invalid"
     assert status_message(b"<html>proxy error: token=abc</html>", "HTTP 502") == ("HTTP 502", "")
 
+
+
+NGINX_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+    "</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "permanent", "again", "reason"),
+    [
+        # a proxy's own error page: no Status, markup never shown
+        (
+            f"Handshake status 502 Bad Gateway -+-+- {{'content-type': 'text/html'}} -+-+- {NGINX_502}",
+            False,
+            True,
+            "exec refused by a proxy in front of the API server (HTTP 502, an HTML page)",
+        ),
+        (
+            "Handshake status 408 Request Time-out -+-+- {'content-type': 'text/html'} -+-+- <html>408</html>",
+            False,
+            False,
+            "exec refused by a proxy in front of the API server (HTTP 408, an HTML page)",
+        ),
+        # Envoy's plain text 503
+        (
+            "Handshake status 503 Service Unavailable -+-+- {} -+-+- upstream connect error or disconnect/reset "
+            "before headers. reset reason: connection failure",
+            False,
+            True,
+            "exec refused by a proxy in front of the API server (HTTP 503): upstream connect error or "
+            "disconnect/reset before headers. reset reason: connection failure",
+        ),
+        # the kubelet's streaming.WriteError, passed through by the API server (v4)
+        (
+            "Handshake status 429 Too Many Requests -+-+- {'retry-after': '60'} -+-+- rpc error: code = "
+            "ResourceExhausted desc = maximum number of in-flight requests exceeded",
+            False,
+            True,
+            "exec refused by the kubelet (HTTP 429): rpc error: code = ResourceExhausted desc = maximum "
+            "number of in-flight requests exceeded",
+        ),
+        # an upgrade a proxy answered as a plain GET: no WebSocket will ever come back through it
+        (
+            "Handshake status 200 OK -+-+- {'content-type': 'text/html'} -+-+- <html>login</html>",
+            True,
+            False,
+            "the exec's WebSocket upgrade failed: a proxy in front of the API server answered HTTP 200 "
+            "instead of 101 Switching Protocols (it does not pass WebSocket upgrades)",
+        ),
+        # a 101 whose Sec-WebSocket-Accept is wrong (websocket-client's words)
+        (
+            "Invalid WebSocket Header",
+            False,
+            True,
+            "the exec's WebSocket upgrade failed: the answer to the upgrade was no valid WebSocket handshake",
+        ),
+    ],
+)
+def test_a_refusal_names_who_refused_and_the_status(
+    text: str, permanent: bool, again: bool, reason: str
+) -> None:
+    err = classify_handshake(text, namespace="ns", pod="p", container="c")
+    assert (err.reason, err.permanent, err.code) == (reason, permanent, "exec_failed")
+    assert handshake_retry(text)[0] is again
+    assert "<" not in err.reason
+
+
+def test_the_kubelets_refusal_through_the_stream_translator_names_the_kubelet() -> None:
+    # apiserver >= 1.30 with v5: upgraded, then the kubelet's refusal as an InternalError Status
+    cause = "unable to upgrade connection: rpc error: code = Unknown desc = the runtime is busy"
+    status = {"status": "Failure", "reason": "InternalError", "code": 500, "message": f"Internal error occurred: {cause}"}
+    err = status_error(status, container="app")
+    assert err is not None and not err.permanent
+    assert err.reason == "exec refused by the kubelet (HTTP 500): rpc error: code = Unknown desc = the runtime is busy"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from verify.diagnose.secretsstore import CsiFacts
 from verify.findings import (
+    STALE,
     AttemptVerdict,
     CheckResult,
     CheckStatus,
@@ -26,10 +27,13 @@ from verify.findings import (
     ExpectedFile,
     PodVerdict,
     Source,
+    restart_fixes,
 )
 from verify.model import Kind
 
 SourceKey = tuple[str, str]  # (kind, name) of a ConfigMap/Secret
+# why a check that could not be made is never a reason to restart
+_UNSEEN = "the run could not check it, so it did not see stale configuration: no restart is sent for it"
 
 
 @dataclass(frozen=True)
@@ -162,25 +166,29 @@ def _check(
     check: CheckResult, exp: Expectations, container: str, pod: PodVerdict, facts: Facts,
     own: Mapping[str, frozenset[str]],
 ) -> CheckResult:
+    """Default deny: only a check that saw stale configuration (missing/mismatch) of a kind judged
+    here can be found fixable; anything else (a check that could not be made, a kind or status
+    added later) is not."""
     if check.status is CheckStatus.OK:
         return check
-    if facts.missing_classes:
+    if check.status not in STALE:
+        remedy = Remedy(False, f"{check.detail}; {_UNSEEN}" if check.detail else _UNSEEN)
+    elif facts.missing_classes:
         names = ", ".join(f"secretproviderclass {n}" for n in facts.missing_classes)
         remedy = Remedy(
             False,
             f"{names} does not exist: a new pod would not mount its CSI volume (FailedMount) and would "
             "never start, so a restart cannot help; create the class first",
         )
-        return dataclasses.replace(check, restart_can_fix=remedy.restart_can_fix, why=remedy.why)
-    if check.status is CheckStatus.UNINSPECTABLE:
-        remedy = Remedy(not check.permanent, check.detail)
     elif check.type == "env":
         remedy = _env(check, exp, container, pod, facts, own)
     elif check.type == "file":
         files = {f.path: f for f in exp.files}
         remedy = _file(check, files.get(check.subject), container, pod, facts, own)
-    else:
+    elif check.type == "http":
         remedy = _http(check, pod)
+    else:
+        remedy = Remedy(False, f"nothing says a restart changes a {check.type} check")
     return dataclasses.replace(check, restart_can_fix=remedy.restart_can_fix, why=remedy.why)
 
 
@@ -188,10 +196,14 @@ def _http(check: CheckResult, pod: PodVerdict) -> Remedy:
     """An app's answer changes on a restart only if what the restart changes (its configuration, a
     container that is not running) is what is wrong with the pod. Judged after the pod's own checks."""
     own = [c for container in pod.containers for c in container.checks]
-    stale = [c for c in own if c.status is not CheckStatus.OK and c.restart_can_fix]
-    broken = [c for c in pod.containers if c.error is not None and not c.error.permanent]
-    if stale or broken:
+    if any(restart_fixes(c) for c in own):
         return Remedy(True, f"pod {pod.name} runs with stale configuration: the app reads it when it starts")
+    if any(c.error is not None for c in pod.containers):
+        return Remedy(
+            False,
+            f"pod {pod.name} could not be inspected, so nothing shows that its configuration is stale: "
+            f"a restart may not change its answer to {check.subject}",
+        )
     if own:
         return Remedy(
             False,
@@ -235,15 +247,3 @@ def assess(
         http = tuple(_check(check, Expectations(), "", judged, facts, own) for check in pod.checks)
         pods.append(dataclasses.replace(judged, checks=http))
     return dataclasses.replace(verdict, pods=tuple(pods))
-
-
-def unfixable(verdict: AttemptVerdict) -> list[str]:
-    """Why a restart cannot make every failing check pass (each cause once); empty when it can."""
-    found: dict[str, None] = {}
-    for pod in verdict.pods:
-        checks = [*pod.checks, *(c for container in pod.containers for c in container.checks)]
-        for c in checks:
-            # a permanent uninspectable check is the decision's own first cause (with its place)
-            if c.restart_can_fix is False and c.status not in (CheckStatus.OK, CheckStatus.UNINSPECTABLE):
-                found[c.why] = None
-    return list(found)

@@ -1,13 +1,25 @@
 """The decision after each verdict: pass, fail, inspect again, or restart once. Pure: a restart may
-heal stale pods, but never twice and never in vain."""
+heal stale pods, but never twice, never in vain, and never for anything the run did not see.
+
+Default deny: a restart is sent only when every failure of the attempt is a check that saw stale
+configuration and that the judgment says one restart fixes (`findings.restart_fixes`, the rule the
+report's `restart_can_fix` shows). A pod or container that could not be inspected, a workload-level
+problem, and any failure a later change adds that this module does not know are never a reason."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
-from verify.diagnose.remedy import unfixable
-from verify.findings import AttemptVerdict, CheckStatus, Uninspectable
+from verify.findings import (
+    STALE,
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    PodVerdict,
+    Uninspectable,
+    restart_fixes,
+)
 
 MAX_RESTARTS = 1
 # inspections repeated without a restart because pods were deleted while being inspected
@@ -42,29 +54,64 @@ def _gone_pods(verdict: AttemptVerdict) -> list[str]:
     return gone
 
 
-def _permanent_errors(verdict: AttemptVerdict) -> list[str]:
-    """Problems a restart cannot fix: they only waste a production restart."""
-    found = list(verdict.permanent_problems)
+@dataclass
+class _Blockers:
+    """Why no restart may be sent, by kind: what a restart cannot fix, and what the run did not see."""
+
+    cannot: dict[str, None]
+    unseen: dict[str, None]
+
+    def __bool__(self) -> bool:
+        return bool(self.cannot or self.unseen)
+
+
+def _error(blockers: _Blockers, where: str, err: Uninspectable) -> None:
+    (blockers.cannot if err.permanent else blockers.unseen)[f"{where}: {err.reason}"] = None
+
+
+def _check(blockers: _Blockers, where: str, check: CheckResult) -> None:
+    if check.status is CheckStatus.OK or restart_fixes(check):
+        return
+    if check.status in STALE:
+        # judged: a restart cannot fix it (or was never judged, which is no better)
+        blockers.cannot[check.why or f"{where} {check.subject}: not judged"] = None
+        return
+    subject = f"{where} {check.type} {check.subject}"
+    (blockers.cannot if check.permanent else blockers.unseen)[f"{subject}: {check.detail}"] = None
+
+
+def _blockers(verdict: AttemptVerdict) -> _Blockers:
+    """Every failure of the attempt that is not stale configuration a restart fixes, each once."""
+    found = _Blockers(dict.fromkeys(verdict.permanent_problems), dict.fromkeys(verdict.problems))
     for pod in verdict.pods:
-        errors: list[tuple[str, Uninspectable]] = []
+        if pod.status is CheckStatus.OK:
+            continue
+        where = f"pod {pod.name}"
+        if pod.status not in STALE and pod.status is not CheckStatus.UNINSPECTABLE:
+            found.unseen[f"{where}: {pod.status.value}"] = None  # a status this module does not know
         if pod.error is not None:
-            errors.append((f"pod {pod.name}", pod.error))
-        errors.extend(
-            (f"pod {pod.name} container {c.name}", c.error) for c in pod.containers if c.error is not None
-        )
-        found.extend(f"{where}: {err.reason}" for where, err in errors if err.permanent)
-        found.extend(
-            f"pod {pod.name} http {c.subject}: {c.detail}"
-            for c in pod.checks
-            if c.status is CheckStatus.UNINSPECTABLE and c.permanent
-        )
+            _error(found, where, pod.error)
+        for check in pod.checks:
+            _check(found, where, check)
+        for container in pod.containers:
+            at = f"{where} container {container.name}"
+            if container.error is not None:
+                _error(found, at, container.error)
+            for check in container.checks:
+                _check(found, at, check)
+    if not found and not any(restart_fixes(c) for pod in verdict.pods for c in _all_checks(pod)):
+        found.unseen["verification failed, and no check shows stale configuration"] = None
     return found
+
+
+def _all_checks(pod: PodVerdict) -> list[CheckResult]:
+    return [*pod.checks, *(c for container in pod.containers for c in container.checks)]
 
 
 def _all_timed_out(verdict: AttemptVerdict) -> bool:
     """No container answered: every inspection of every pod ran into the exec timeout. That says
     the exec timeout is too short for this cluster, or the API server or the nodes are slow,
-    not that the pods are stale: a restart cannot be known to help."""
+    not that the pods are stale."""
     errors = [c.error for pod in verdict.pods for c in pod.containers] + [p.error for p in verdict.pods]
     answered = any(c.error is None for pod in verdict.pods for c in pod.containers)
     found = [e for e in errors if e is not None]
@@ -81,6 +128,15 @@ def _summary(verdict: AttemptVerdict) -> str:
     return "; ".join(parts) or "verification failed"
 
 
+def _refusal(blockers: _Blockers) -> str:
+    if blockers.cannot:
+        return f"a restart cannot fix this: {'; '.join([*blockers.cannot, *blockers.unseen])}"
+    return (
+        "not restarted: a restart is sent only for configuration seen to be stale, and the run could "
+        f"not see it: {'; '.join(blockers.unseen)}"
+    )
+
+
 def decide(
     *,
     verdict: AttemptVerdict,
@@ -89,16 +145,13 @@ def decide(
     rechecks_done: int = 0,
     out_of_time: bool = False,
 ) -> Decision:
-    """pass when verified; fail on permanent errors, and when no exec finished in time;
-    inspect the replacements (once, without a restart) when the only failures are pods deleted
-    during inspection; otherwise restart at most once. `out_of_time`: the run's --timeout has
-    run out, so its timeouts are the run's, not the pods' (the caller ends the run)."""
+    """pass when verified; fail when any failure is not stale configuration a restart fixes (and
+    when no exec finished in time); inspect the replacements (once, without a restart) when the
+    only failures are pods deleted during inspection; otherwise restart at most once.
+    `out_of_time`: the run's --timeout has run out, so its timeouts are the run's, not the pods'."""
     if verdict.ok:
         n = len(verdict.pods)
         return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
-    permanent = _permanent_errors(verdict) + unfixable(verdict)
-    if permanent:
-        return Decision("fail", f"a restart cannot fix this: {'; '.join(permanent)}")
     if not out_of_time and _all_timed_out(verdict):
         why = (
             "a restart cannot fix this: no exec finished within --exec-timeout (VERIFY_EXEC_TIMEOUT); "
@@ -112,6 +165,9 @@ def decide(
             f"{', '.join(gone)} {'was' if len(gone) == 1 else 'were'} deleted during inspection; "
             "inspecting the rollout's pods again without a restart",
         )
+    blockers = _blockers(verdict)
+    if blockers:
+        return Decision("fail", _refusal(blockers))
     summary = _summary(verdict)
     if restart_mode == "never":
         return Decision("fail", f"{summary} (restarts disabled)")

@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from verify.findings import AttemptVerdict, CheckResult, ContainerVerdict, Uninspectable
+from verify.findings import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    Uninspectable,
+    restart_fixes,
+)
 from verify.report.result import RunInfo, RunResult
 
 
@@ -23,9 +30,10 @@ def _checks_json(checks: tuple[CheckResult, ...]) -> list[dict[str, Any]]:
             "status": c.status.value,
             "detail": c.detail,
         }
-        if c.restart_can_fix is not None:
-            # the judgment the decision read: could one restart make this check pass, and why
-            doc["restart_can_fix"] = c.restart_can_fix
+        if c.status is not CheckStatus.OK:
+            # the rule the decision read (findings.restart_fixes): may one restart be sent for this
+            # check, and the judgment's why
+            doc["restart_can_fix"] = restart_fixes(c)
             doc["why"] = c.why
         out.append(doc)
     return out
