@@ -1,4 +1,4 @@
-"""--expect-http parsing, selectors, --config files, HTTP verdicts and the restart record: pure."""
+"""--expect-http parsing, selectors, --config files and HTTP verdicts: pure."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from verify.findings import CheckStatus, HttpObservation, Uninspectable
 from verify.flow.judge import judge_http as http_check
 from verify.flow.judge import same_value
 from verify.flow.probe.http_probe import field_value, proxy_path
-from verify.flow.restart import restart_key
 from verify.model import HttpExpectation
 
 
@@ -247,14 +246,6 @@ def test_proxy_path_keeps_the_query_and_escapes_the_path() -> None:
     assert proxy_path(namespace="ns", pod="web-1", check=check) == (
         "/api/v1/namespaces/ns/pods/web-1:8080/proxy/a%20b/c?x=1&y=2"
     )
-
-
-def test_restart_key_changes_with_the_stored_generation_or_a_source_version() -> None:
-    sources = [("secret", "web", "uid-1", "10"), ("configmap", "web", "uid-2", "3")]
-    key = restart_key(generation=4, sources=sources)
-    assert key == restart_key(generation=4, sources=list(reversed(sources)))
-    assert key != restart_key(generation=4, sources=[("secret", "web", "uid-1", "11")])
-    assert key != restart_key(generation=5, sources=sources)  # a deploy landed: a new revision
 
 
 @pytest.mark.parametrize(

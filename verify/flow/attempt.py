@@ -67,6 +67,7 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
     # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
     containers = plan.containers or tuple(objects.container_names(objects.pod_spec(workload)))
     selection = lookup.selection(kind=plan.ref.kind, workload=workload, containers=containers)
+    state.selection = selection
     expectations = container_expectations(
         lookup, plan=plan, workload=workload, hmac_key=context.inspector.run_key.key
     )

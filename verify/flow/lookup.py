@@ -11,6 +11,7 @@ from verify import errors
 from verify.diagnose.rollout import creating_silently
 from verify.flow.csi import GROUP_VERSION
 from verify.flow.derive import Ref
+from verify.flow.restart import Revision, revision_of
 from verify.flow.selection import (
     PodSelection,
     select_current_pods,
@@ -20,8 +21,6 @@ from verify.flow.selection import (
 from verify.kube import objects
 from verify.kube.api import Api
 from verify.model import Kind
-
-SourceVersion = tuple[str, str, str, str]  # (kind, name, uid, resourceVersion)
 
 
 class Lookup:
@@ -108,13 +107,31 @@ class Lookup:
         self.sources[(kind, name)] = obj
         return obj
 
-    def source_versions(self) -> list[SourceVersion]:
-        """(kind, name, uid, resourceVersion) of every source this attempt read."""
-        return [
-            (kind, name, objects.uid(obj), objects.resource_version(obj))
-            for (kind, name), obj in self.sources.items()
-            if obj is not None
-        ]
+    def read_sources(self) -> dict[tuple[str, str], dict[str, Any] | None]:
+        """Every ConfigMap, Secret and SecretProviderClass this attempt read, as read (None: not
+        found): what the restart record's content digest covers."""
+        out: dict[tuple[str, str], dict[str, Any] | None] = dict(self.sources)
+        out.update((("secretproviderclass", name), obj) for name, obj in self.classes.items())
+        return out
+
+    def revision(self, *, kind: Kind, workload: dict[str, Any], selection: PodSelection) -> Revision:
+        """The inspected pods' revision: its name and its number in the workload's history (a
+        StatefulSet's number is its update ControllerRevision's, read here)."""
+        if kind == "deployment":
+            name, number = selection.template_hash, selection.revision
+        elif kind == "daemonset":
+            name, number = selection.replicaset, selection.revision
+        else:
+            name, number = selection.revision, ""
+            revisions = self.api.get(
+                f"/apis/apps/v1/namespaces/{self.namespace}/controllerrevisions",
+                labelSelector=objects.selector(workload),
+            )["items"]
+            found = [
+                r for r in revisions if objects.name(r) == name and objects.owned_by(r, objects.uid(workload))
+            ]
+            number = str(objects.integer(found[0], "revision")) if found else ""
+        return revision_of(workload=workload, name=name, number=int(number) if number.isdigit() else 0)
 
     def pods(self, *, selector: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.api.get(

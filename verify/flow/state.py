@@ -14,6 +14,7 @@ from verify.flow.probe.exec_probe import Inspector
 from verify.flow.probe.http_probe import Prober
 from verify.flow.progress import Progress
 from verify.flow.restart import Restarter
+from verify.flow.selection import PodSelection
 from verify.kube.api import Api
 
 Log = Callable[[str], None]
@@ -44,3 +45,4 @@ class WorkloadState:
     restarter: Restarter
     rechecks: int = 0  # inspections repeated because pods were deleted while being inspected
     attempts: list[AttemptVerdict] = field(default_factory=list)
+    selection: PodSelection | None = None  # the pods the last attempt inspected

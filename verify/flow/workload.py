@@ -4,16 +4,18 @@ inspect again; one call per step, every ending turned into a WorkloadResult."""
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Literal
 
 from verify import errors
 from verify.config.job import TargetPlan
 from verify.diagnose.rollout import creation_failure, waiting_reasons
 from verify.exitcodes import ExitCode
+from verify.findings import AttemptVerdict, CheckStatus
 from verify.flow.attempt import attempt
 from verify.flow.decide import decide
 from verify.flow.lookup import Lookup
-from verify.flow.restart import Restarter
+from verify.flow.restart import Restarter, Revision
 from verify.flow.rollout_status import workload_state
 from verify.flow.state import Log, RunContext, WorkloadState
 from verify.flow.wait import wait_for_rollout
@@ -42,10 +44,24 @@ def _landed_meanwhile(state: WorkloadState, inspected: dict[str, Any]) -> bool:
     going away (and was judged against the old template), so the new one is inspected instead."""
     ref = state.plan.ref
     current = state.context.api.get(api_path(kind=ref.kind, namespace=state.namespace, name=ref.name))
-    if objects.generation(current) == objects.generation(inspected):
-        return False
+    if objects.template(current) == objects.template(inspected):
+        return False  # a scale or a label moves the generation, not the revision
     state.log(f"{state.label}: changed to a new revision while it was inspected; inspecting that one")
     return True
+
+
+def _revision(state: WorkloadState, workload: dict[str, Any]) -> Revision:
+    """The revision the last attempt inspected, as the restart record names it."""
+    assert state.selection is not None  # set by every attempt
+    return state.lookup.revision(kind=state.plan.ref.kind, workload=workload, selection=state.selection)
+
+
+def _unseen(verdict: AttemptVerdict) -> bool:
+    """Some pod or container of the attempt could not be inspected."""
+    return any(
+        pod.status is CheckStatus.UNINSPECTABLE or any(c.error is not None for c in pod.containers)
+        for pod in verdict.pods
+    )
 
 
 def _result(
@@ -108,7 +124,11 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if not verdict.ok:
             # before any restart decision, each revision inspected (the first, or one that landed
             # meanwhile) is checked for a restart an earlier or concurrent run already made of it
-            restarter.note_earlier(workload, sources=state.lookup.source_versions())
+            restarter.note_earlier(
+                workload,
+                revision=functools.partial(_revision, state, workload),
+                sources=state.lookup.read_sources(),
+            )
         state.attempts.append(verdict)
         decision = decide(
             verdict=verdict,
@@ -121,6 +141,11 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             log(f"{label}: {checked_line(attempt=verdict)}")
             return _result(state, "passed", ExitCode.OK, decision.reason)
         if decision.action == "fail":
+            if api.deadline.expired and not api.deadline.cancelled and _unseen(verdict):
+                # the run's --timeout ran out while pods were still being inspected: the run's end
+                raise errors.RolloutNotComplete(
+                    f"--timeout ran out before every pod could be inspected ({decision.reason})", workload
+                )
             if _landed_meanwhile(state, workload):
                 continue
             if decision.said:
@@ -144,7 +169,12 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if not restarter.dry_run:
             log(f"{label}: {decision.reason}; restarting once")
         progress.phase(label, "sending the restart")
-        restarter.restart(workload, sources=state.lookup.source_versions(), attempts=len(state.attempts))
+        restarter.restart(
+            workload,
+            revision=_revision(state, workload),
+            sources=state.lookup.read_sources(),
+            attempts=len(state.attempts),
+        )
         if restarter.would:
             return _result(state, "failed", ExitCode.FAILED, f"{decision.reason}; {restarter.would}")
 
