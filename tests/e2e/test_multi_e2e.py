@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.kubesim import Cluster, Fault, Rule
-from tests.support.helpers import configmap, deployment, run_verify, secret
+from tests.support.helpers import configmap, deployment, restarts_meet_a_late_sync, run_verify, secret
 from tests.support.kubectl import Kubectl
 
 PLANTED = "s3cr3t-multi-planted-9c1e"
@@ -43,10 +43,14 @@ def fixable_stale_key(cluster: Cluster, name: str = "web") -> None:
     cluster.apply(secret(f"{name}-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": PLANTED}))
 
 
-def unreachable_execs(cluster: Cluster) -> None:
-    """Execs refused with 503 for good: a transient fault, judged one a restart may heal, that the
-    restart does not heal. Runs given --exec-timeout 2s restart once, then fail."""
-    cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
+RECORD = re.compile(r"revision=(?P<hash>[a-z0-9]+);next=(?P<next>\d+);sources=scrypt:(?P<salt>[0-9a-f]{32}):(?P<digest>[0-9a-f]{32});by=(?P<by>[0-9a-f]{8})")
+
+
+def record_of(cluster: Cluster, name: str = "web") -> re.Match[str]:
+    dep = cluster.get("Deployment", name) or {}
+    found = RECORD.fullmatch(dep["metadata"]["annotations"]["rollout-verify.io/restarted-for"])
+    assert found is not None
+    return found
 
 
 def test_one_failing_workload_fails_the_run_and_the_report_shows_every_workload(
@@ -205,39 +209,54 @@ def test_config_file_unknown_key_and_bad_target_point_at_their_lines(
     assert cluster.requests.total() == 0
 
 
-def test_a_retried_job_on_the_same_revision_does_not_restart_again(
-    cluster: Cluster, kubeconfig: str, tmp_path: Path
+def test_a_revision_is_restarted_once_whatever_scales_or_touches_it_and_new_content_is_a_new_one(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
 ) -> None:
-    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
-    cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
-    cluster.wait_rollout("web")
-    unreachable_execs(cluster)
-    args = ("--deployment", "web", "--expect-env", "DB_URL", "--from-spec", "--exec-timeout", "2s")
+    fixable_stale_key(cluster)
+    inspected = {rs["metadata"]["labels"]["pod-template-hash"] for rs in cluster.list("ReplicaSet")}
+    # the restart meets a sync that takes the key away: judged fixable, and still stale after it
+    put_back = restarts_meet_a_late_sync(cluster, secret_name="web-secrets", key="FEATURE_CREDENTIAL")
+    cluster.reset_counts()
+    args = ("--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--timeout", "60s")
 
     first = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
-    assert first.code == 1, first.everything  # the execs stay refused: still failing after the restart
+    assert first.code == 1, first.everything
     assert "after 1 restart" in first.stdout
     assert patches(cluster) == 1
-    dep = cluster.get("Deployment", "web") or {}
-    # the record names the generation the restart produced (and the sources read), and its writer
-    key, _, writer = dep["metadata"]["annotations"]["rollout-verify.io/restarted-for"].partition(".")
-    assert re.fullmatch(rf"g{dep['metadata']['generation']}-[0-9a-f]{{16}}", key) and writer
+    # the record names the revision restarted (its pod-template-hash) and the one its restart made
+    # (revision 2), with the sources' salted digest and the run; it is never printed
+    record = record_of(cluster)
+    assert {record["hash"]} == inspected and record["next"] == "2"
+    assert record["digest"] not in first.everything and record["salt"] not in first.everything
+    put_back()  # the Secret's content as it was when the restart was decided
 
-    retried = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
-    assert retried.code == 1, retried.everything
-    assert patches(cluster) == 1  # no second restart for the same revision
-    assert "an earlier run of rollout-verify already restarted this revision" in retried.stderr
-    assert retried.report is not None
-    (wl,) = retried.report["workloads"]
-    assert wl["restarted"] is False and wl["restarted_by_earlier_run"]
-    assert "(restarted once by an earlier run; not again)" in retried.stdout
+    # an HPA scales the Deployment (its generation moves), a controller labels and annotates the
+    # Secret (its resourceVersion moves): the same revision, not restarted again
+    touches = (
+        ("scale", "deployment/web", "--replicas=2"),
+        ("label", "secret", "web-secrets", "app.kubernetes.io/managed-by=external-secrets"),
+        ("annotate", "secret", "web-secrets", "reconcile.external-secrets.io/data-hash=9f2c"),
+    )
+    for touch in touches:
+        kubectl(*touch)
+        cluster.wait_rollout("web")
+        retried = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
+        assert retried.code == 1, retried.everything
+        assert patches(cluster) == 1, touch  # no second restart for the same revision
+        assert "an earlier run of rollout-verify already restarted this revision" in retried.stderr
+        assert retried.report is not None
+        (wl,) = retried.report["workloads"]
+        assert wl["restarted"] is False and wl["restarted_by_earlier_run"]
+        assert "(restarted once by an earlier run; not again)" in retried.stdout
+        assert record["digest"] not in retried.everything
 
-    # new configuration (the Secret changed) is a new revision to verify: one restart again
-    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://y"}))
+    # new content in the Secret is a new revision to verify: its own single restart
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://y", "FEATURE_CREDENTIAL": PLANTED}))
     again = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert again.code == 1, again.everything
     assert patches(cluster) == 2
     assert again.report is not None and again.report["restarted"] is True
+    assert record_of(cluster)["next"] == "3"
 
 
 def test_restart_record_is_one_patch_with_the_restart(
@@ -253,8 +272,8 @@ def test_restart_record_is_one_patch_with_the_restart(
     record_at = dep["metadata"]["annotations"]["rollout-verify.io/restarted-at"]
     restarted_at = dep["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
     assert record_at == restarted_at
-    record = dep["metadata"]["annotations"]["rollout-verify.io/restarted-for"]
-    assert record.startswith(f"g{dep['metadata']['generation']}-")  # the generation the restart made
+    # the revision the restart made: the Deployment's revision 2, stamped as the restart said
+    assert record_of(cluster)["next"] == dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
     assert patches(cluster) == 1
     assert json.dumps(out.report).count("restarted_by_earlier_run") == 1
 
@@ -304,19 +323,18 @@ def test_a_workload_named_with_and_without_its_namespace_is_refused_before_any_p
 def test_two_runs_at_once_restart_the_workload_only_once(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("web", replicas=2, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    # every exec refused (503) until --exec-timeout: both runs are inspecting before either
-    # restarts, and both still fail after the one restart
-    unreachable_execs(cluster)
-    args = ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "60s")
+    fixable_stale_key(cluster)
+    # every exec takes 3 s: both runs are inspecting revision 1 before either restarts it, and
+    # both then verify the revision the one restart made
+    cluster.knobs.exec_latency = 3.0
+    args = ("--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--timeout", "60s")
     with ThreadPoolExecutor(2) as pool:
         runs = [
             pool.submit(run_verify, *args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i))
             for i in range(2)
         ]
         outs = [r.result() for r in runs]
-    assert [o.code for o in outs] == [1, 1], [o.everything for o in outs]
+    assert [o.code for o in outs] == [0, 0], [o.everything for o in outs]
     revision = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"][
         "deployment.kubernetes.io/revision"
     ]

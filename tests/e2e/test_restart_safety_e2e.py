@@ -5,13 +5,14 @@ Every run here is the real CLI against kubesim; writes are counted on kubesim.""
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.kubesim import Cluster, Fault
-from tests.support.helpers import cache_keepers, deployment, run_verify, secret
+from tests.support.helpers import cache_keepers, deployment, restarts_meet_a_late_sync, run_verify, secret
 from tests.support.kubectl import Kubectl
 
 MANIFESTS = Path(__file__).parent.parent / "manifests"
@@ -144,31 +145,29 @@ def test_an_exec_refused_for_the_request_itself_never_restarts(
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 1, out.everything
     assert patches(cluster) == 0
-    assert f"exec refused (HTTP {status})" in out.stderr
+    assert f"exec refused by the API server (HTTP {status})" in out.stderr
     assert out.report is not None and out.report["message"].startswith("a restart cannot fix this: ")
 
 
-def unreachable_execs(cluster: Cluster) -> None:
-    """Execs refused with 503 for good: a transient fault a restart may heal, which does not heal."""
-    cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
-
-
-def stamped_and_unreachable(cluster: Cluster) -> tuple[str, ...]:
-    """Deployment web under a mutating webhook that stamps every write, its execs refused for good;
-    the arguments of a run that judges a restart worth one and still fails after it."""
+def stamped_and_unhealed(cluster: Cluster) -> tuple[tuple[str, ...], Callable[[], None]]:
+    """Deployment web under a mutating webhook that stamps every write, its pods started before
+    Secret web-secrets had FEATURE_CREDENTIAL, and its restart met by a sync that takes the key away
+    again: a run judges a restart worth one, sends it, and still fails after it. Returns the run's
+    arguments and `put_back()`, which restores the Secret's content as the restart found it."""
     cluster.knobs.mutating_webhook = True
-    cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
-    cluster.wait_rollout("web")
-    unreachable_execs(cluster)
-    cluster.reset_counts()
-    return ("--deployment", "web", "--expect-env", "A", "--exec-timeout", "2s", "--timeout", "90s")
+    second_seed(cluster)
+    put_back = restarts_meet_a_late_sync(cluster, secret_name="web-secrets", key="FEATURE_CREDENTIAL")
+    return ("--deployment", "web", "--expect-env", "FEATURE_CREDENTIAL", "--timeout", "90s"), put_back
 
 
 def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    args = stamped_and_unreachable(cluster)
-    outs = [run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i)) for i in range(3)]
+    args, put_back = stamped_and_unhealed(cluster)
+    outs = []
+    for i in range(3):
+        outs.append(run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i)))
+        put_back()
     assert [o.code for o in outs] == [1, 1, 1], [o.everything for o in outs]
     assert patches(cluster) == 1
     assert [bool(o.report and o.report["restarted"]) for o in outs] == [True, False, False]
@@ -178,7 +177,8 @@ def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
 def test_under_a_mutating_webhook_two_concurrent_runs_restart_once(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    args = stamped_and_unreachable(cluster)
+    args, _ = stamped_and_unhealed(cluster)
+    cluster.knobs.exec_latency = 3.0  # both runs are inspecting before either restarts
     with ThreadPoolExecutor(2) as pool:
         runs = [
             pool.submit(run_verify, *args, kubeconfig=kubeconfig, tmp_path=tmp_path / str(i))

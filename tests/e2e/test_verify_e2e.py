@@ -332,22 +332,25 @@ def test_exec_that_outlives_exec_timeout_is_uninspectable_and_counts_as_failure(
     assert out.report["workloads"][0]["attempts"][0]["pods"][0]["status"] == "uninspectable"
 
 
-def test_a_transient_uninspectable_pod_gets_the_one_restart(
+def test_a_container_not_running_for_a_moment_is_inspected_again_not_restarted(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
     cluster.apply(deployment("web", replicas=1, env=[{"name": "A", "value": "1"}]))
     cluster.wait_rollout("web")
-    # the container is not running when its exec arrives: an apiserver >= 1.30 upgrades the v5
-    # WebSocket, then reports the kubelet's refusal on the error channel (a state: not retried)
+    # the container is not running when its first exec arrives: an apiserver >= 1.30 upgrades the
+    # v5 WebSocket, then reports the kubelet's refusal on the error channel (a state: the exec
+    # itself is not retried, the container is inspected again)
     cluster.knobs.exec_not_running.update(p["metadata"]["name"] for p in cluster.list("Pod"))
     cluster.reset_counts()
     out = run_verify("--deployment", "web", "--expect-env", "A", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 0, out.everything
-    assert out.report is not None and out.report["restarted"] is True
-    first = out.report["workloads"][0]["attempts"][0]["pods"][0]
-    assert first["status"] == "uninspectable"
-    assert "container app is not running" in out.everything
-    assert cluster.requests[("create", "pods/exec")] == 2  # one per attempt: a state is not asked again
+    assert out.report is not None and out.report["restarted"] is False
+    assert cluster.requests[("patch", "deployments")] == 0
+    (only,) = out.report["workloads"][0]["attempts"]
+    assert only["pods"][0]["status"] == "ok"
+    assert "1 container could not be inspected (pod " in out.stderr
+    assert "container app: container app is not running); inspecting it again for up to" in out.stderr
+    assert cluster.requests[("create", "pods/exec")] == 2
 
 
 def test_explicit_sha256_of_a_secret_mounted_file_never_prints_the_found_digest(

@@ -109,7 +109,9 @@ class Knobs:
 class Fault:
     # "status" | "reset" (dropped unserved) | "reset-after" (served, then dropped before the
     # answer) | "expired" (a watch answered with the 410 ERROR event) | "watch-error" (a watch
-    # answered with an ERROR event of `status`, as etcd's leader change sends 500)
+    # answered with an ERROR event of `status`, as etcd's leader change sends 500) |
+    # "upgrade-broken" (an exec's upgrade answered 101 with a wrong Sec-WebSocket-Accept, then
+    # closed) | "upgrade-ignored" (a proxy that does not pass WebSocket upgrades: 200 and a page)
     kind: str
     status: int = 500
     retry_after: int = 1
@@ -117,6 +119,11 @@ class Fault:
     method: str = ""
     times: int = 1
     message: str = ""  # the Status message instead of the code's usual one
+    # who answers a "status" fault: "apiserver" (its JSON Status), "proxy" (a proxy in front of
+    # it: nginx's HTML error page) or "kubelet" (an exec's stream refused as the kubelet's
+    # streaming.WriteError does, passed on by the apiserver: plain text on v4, the error channel
+    # on v5)
+    via: str = "apiserver"
 
 
 @dataclass

@@ -20,6 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 # the test HTTP app; containers see it at the same path through their overlay of the host root
 CONFIGAPP = REPO / "tests" / "kubesim" / "apps" / "configapp.py"
 
+RESTARTED = "kubectl.kubernetes.io/restartedAt"
+
 # The session-wide leak guard (tests/conftest.py `_nothing_leaks`): every value a test plants in a
 # Secret, every bearer token a run is given, and every output a run produces. After each test the
 # guard checks that no planted value or token (nor its base64) appears in any output of that test.
@@ -344,6 +346,48 @@ def cache_keepers(cluster: Any, configmap_name: str, nodes: list[str]) -> None:
         ),
         what="cache keepers",
     )
+
+
+def restarts_meet_a_late_sync(cluster: Any, *, secret_name: str, key: str) -> Callable[[], None]:
+    """From now on, every restart of a workload (its template's `kubectl.kubernetes.io/restartedAt`
+    changes) takes `key` out of Secret `secret_name` as it is stored, before any new pod starts (a
+    sync racing the restart): a restart judged to deliver `key` does not, and the run still fails
+    after it. Returns `put_back()`, which restores the same content (same data, same uid: only the
+    resourceVersion moves), so that a later run sees the revision exactly as the restart left it."""
+    from tests.kubesim.storage.resources import BY_KIND
+
+    secrets = BY_KIND["Secret"]
+    taken: dict[str, str] = {}
+
+    def restarted(ev: Any) -> bool:
+        if ev.type != "MODIFIED" or ev.res.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
+            return False
+
+        def stamp(obj: Any) -> str:
+            template = ((obj or {}).get("spec") or {}).get("template") or {}
+            return str(((template.get("metadata") or {}).get("annotations") or {}).get(RESTARTED, ""))
+
+        return stamp(ev.obj) != stamp(ev.old)
+
+    def take(obj: dict[str, Any]) -> None:
+        if key in (obj.get("data") or {}):
+            taken[key] = obj["data"].pop(key)
+
+    def hook(ev: Any) -> None:
+        if restarted(ev):  # on kubesim's loop, as the restart is stored: before any controller acts
+            cluster.store.mutate(secrets, ev.namespace, secret_name, take)
+
+    def put_back() -> None:
+        if key in taken:
+            value = taken.pop(key)
+            cluster.call(
+                lambda: cluster.store.mutate(
+                    secrets, "default", secret_name, lambda o: o.setdefault("data", {}).__setitem__(key, value)
+                )
+            )
+
+    cluster.call(lambda: cluster.store.hooks.append(hook))
+    return put_back
 
 
 def _workload(

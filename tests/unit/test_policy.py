@@ -137,22 +137,26 @@ def test_a_second_deletion_fails_without_a_restart() -> None:
     )
 
 
-def test_a_mismatch_beside_a_deleted_pod_is_not_rechecked_away_nor_restarted() -> None:
+def test_a_stale_pod_beside_a_deleted_one_is_seen_again_before_any_restart() -> None:
+    # the deleted pod's replacement is not seen yet: inspect the revision again, then judge
     missing = PodVerdict("web-1", "node-2", (ContainerVerdict("app", (stale("A"),)),))
     gone = PodVerdict("web-2", "node-2", (ContainerVerdict("app", (), GONE),))
     verdict = AttemptVerdict("2", (missing, gone))
-    assert decide(verdict=verdict, restarts_done=0, restart_mode="once").action == "fail"
-    # a pod short, or a pod whose other container mismatched before it went, is no deletion either
-    short = attempt(container_error=GONE, problems=("expected 3 pods, found 2",))
-    assert decide(verdict=short, restarts_done=0, restart_mode="once").action == "fail"
+    assert decide(verdict=verdict, restarts_done=0, restart_mode="once").action == "recheck"
+    assert decide(verdict=verdict, restarts_done=0, restart_mode="once", rechecks_done=1).action == "fail"
     mixed = PodVerdict(
         "web-1",
         "node-1",
         (ContainerVerdict("app", (stale("A", CheckStatus.MISMATCH),)), ContainerVerdict("side", (), GONE)),
     )
-    assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "fail"
-    only_gone = PodVerdict("web-1", "node-1", (ContainerVerdict("app", (), GONE),))
-    assert decide(verdict=_two_pods(only_gone), restarts_done=0, restart_mode="once").action == "recheck"
+    assert decide(verdict=_two_pods(mixed), restarts_done=0, restart_mode="once").action == "recheck"
+    # a pod short is no deletion; nor is a pod the run could not see for another reason
+    short = attempt(container_error=GONE, problems=("expected 3 pods, found 2",))
+    assert decide(verdict=short, restarts_done=0, restart_mode="once").action == "fail"
+    refused = PodVerdict("web-3", "node-1", (ContainerVerdict("app", (), TRANSIENT),))
+    assert decide(verdict=AttemptVerdict("2", (gone, refused)), restarts_done=0, restart_mode="once").action == (
+        "fail"
+    )
 
 
 def test_a_pod_whose_http_check_found_it_deleted_is_inspected_again() -> None:

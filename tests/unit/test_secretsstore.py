@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from verify.diagnose.remedy import Facts, assess, unfixable
+from verify.diagnose.remedy import Facts, assess
 from verify.diagnose.secretsstore import ClassFacts, CsiFacts, PodMount, explain
 from verify.findings import (
     AttemptVerdict,
@@ -23,6 +23,7 @@ from verify.findings import (
     Source,
 )
 from verify.flow.csi import class_objects, classes_of, csi_files
+from verify.flow.decide import decide
 from verify.flow.derive import derive, mark_secret_files
 from verify.flow.judge import judge_pod
 
@@ -204,9 +205,12 @@ def test_a_missing_class_makes_every_failing_check_unfixable() -> None:
     base = Facts(
         workload="deployment web", kind="deployment", provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})}
     )
-    assert unfixable(assess(verdict=v, expectations={"app": ENV}, facts=base)) == []
+    fixable = assess(verdict=v, expectations={"app": ENV}, facts=base)
+    assert decide(verdict=fixable, restarts_done=0, restart_mode="once").action == "restart"
     judged = assess(
         verdict=v, expectations={"app": ENV}, facts=Facts(**{**base.__dict__, "missing_classes": ("web-kv",)})
     )
-    (why,) = unfixable(judged)
-    assert why.startswith("secretproviderclass web-kv does not exist") and "a restart cannot help" in why
+    decision = decide(verdict=judged, restarts_done=0, restart_mode="once")
+    assert decision.action == "fail"
+    assert decision.reason.startswith("a restart cannot fix this: secretproviderclass web-kv does not exist")
+    assert "a restart cannot help" in decision.reason

@@ -1,25 +1,32 @@
 """One attempt: select the pods of the current revision, resolve what each container must show,
-inspect them (execs and HTTP checks side by side), judge, give mutable volumes their grace, and
-diagnose what still fails."""
+inspect them (execs and HTTP checks side by side), inspect again what could not be inspected, judge,
+give mutable volumes their grace, and diagnose what still fails."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from verify.diagnose.checks import diagnose
 from verify.diagnose.remedy import assess
 from verify.diagnose.secretsstore import explain
-from verify.findings import AttemptVerdict, CheckStatus, Expectations, PodObservation
+from verify.findings import AttemptVerdict, CheckStatus, Expectations, PodObservation, PodTarget
 from verify.flow.expect import container_expectations, resolve_http
 from verify.flow.facts import gather
 from verify.flow.judge import judge_attempt
 from verify.flow.state import WorkloadState
-from verify.kube import objects
+from verify.kube import objects, retry
 
 GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
+# a container that could not be inspected for a reason that may pass is inspected again, with
+# backoff, for up to this many --exec-timeouts; the run's --timeout keeps one more exec and
+# REINSPECT_RESERVE seconds for what follows (the judgment's reads, the verdict)
+REINSPECT_FOR = 4
+REINSPECT_RESERVE = 2.0
 
 
 def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -> set[tuple[str, str]] | None:
@@ -43,6 +50,73 @@ def _graceable(verdict: AttemptVerdict, expectations: dict[str, Expectations]) -
                     return None
                 out.add((pod.name, c.name))
     return out
+
+
+def _reinspectable(verdict: AttemptVerdict) -> dict[tuple[str, str], str]:
+    """(pod, container) -> why it could not be inspected, for those that may be inspected on a
+    second try: an exec refused for now (429, 5xx, 408, the not-ready 403, a broken upgrade), a
+    container not running. Empty when a permanent cause already decides the attempt (asking again
+    changes nothing). Not asked again: an exec that never answered (it already had its whole
+    --exec-timeout, and another would cost as much) and a pod that is gone (the recheck selects its
+    replacement)."""
+    if verdict.permanent_problems:
+        return {}
+    out: dict[tuple[str, str], str] = {}
+    for pod in verdict.pods:
+        checks = [*pod.checks, *(c for container in pod.containers for c in container.checks)]
+        if any(c.status is CheckStatus.UNINSPECTABLE and c.permanent for c in checks):
+            return {}
+        errors = [(c.name, c.error) for c in pod.containers if c.error is not None]
+        if pod.error is not None or any(err.permanent for _, err in errors):
+            return {}
+        out.update(
+            ((pod.name, name), f"pod {pod.name} container {name}: {err.reason}")
+            for name, err in errors
+            if err.code not in ("pod_gone", "timeout")
+        )
+    return out
+
+
+def _inspect_again(
+    state: WorkloadState,
+    *,
+    observations: list[PodObservation],
+    verdict: AttemptVerdict,
+    pods: Sequence[PodTarget],
+    expect: Callable[[str], Expectations],
+    judge: Callable[[list[PodObservation]], AttemptVerdict],
+) -> tuple[list[PodObservation], AttemptVerdict]:
+    """Containers that could not be inspected are inspected again with the retry module's backoff
+    inside the run's deadline; whatever still cannot be is the verdict's (never a restart's)."""
+    pending = _reinspectable(verdict)
+    run, exec_timeout = state.context.api.deadline, state.context.settings.exec_timeout
+    seconds = min(REINSPECT_FOR * exec_timeout, run.remaining() - exec_timeout - REINSPECT_RESERVE)
+    if not pending or seconds <= 0:
+        return observations, verdict
+    n = len(pending)
+    state.log(
+        f"{state.label}: {n} container{'s' if n != 1 else ''} could not be inspected "
+        f"({next(iter(pending.values()))}); inspecting {'them' if n != 1 else 'it'} again for up to "
+        f"{seconds:.0f}s"
+    )
+    latest = (observations, verdict, pending)
+
+    def again() -> None:
+        nonlocal latest
+        asked = frozenset(latest[2])
+        fresh = state.context.inspector.inspect(
+            namespace=state.namespace, pods=pods, expectations_for=expect, only=asked.__contains__
+        )
+        merged = _replace(latest[0], fresh)
+        judged = judge(merged)
+        latest = (merged, judged, _reinspectable(judged))
+        if latest[2]:
+            raise retry.Transient(f"{len(latest[2])} still could not be inspected")
+
+    # still uninspectable when the time is up: that is the attempt's verdict
+    with contextlib.suppress(retry.Transient):
+        retry.call(again, deadline=retry.Deadline(seconds, cancel=run.cancel), base=1.0, cap=10.0)
+    return latest[0], latest[1]
 
 
 def _replace(old: list[PodObservation], fresh: list[PodObservation]) -> list[PodObservation]:
@@ -94,6 +168,9 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
         )
 
     verdict = judge(observations)
+    observations, verdict = _inspect_again(
+        state, observations=observations, verdict=verdict, pods=selection.pods, expect=expect, judge=judge
+    )
     pending = _graceable(verdict, expectations)
     grace = context.settings.volume_grace
     if pending:

@@ -36,21 +36,20 @@ class Decision:
 
 
 def _gone_pods(verdict: AttemptVerdict) -> list[str]:
-    """The failing pods, when every one of them was deleted while it was inspected (a drain,
-    a scale-down, a manual delete); empty when anything else failed. A gone pod's other checks
-    (its HTTP answers) are moot: its replacement is what will serve."""
+    """The pods deleted while they were inspected (a drain, a scale-down, a manual delete), when
+    that is all the run could not see: inspecting the revision's pods again sees their
+    replacements, and any stale pod beside them again. Empty when anything else could not be seen
+    or is a workload problem. A gone pod's other checks (its HTTP answers) are moot."""
     if verdict.problems or verdict.permanent_problems:
         return []
     gone: list[str] = []
     for pod in verdict.pods:
-        if pod.status is CheckStatus.OK:
-            continue
-        codes = [e.code for e in (pod.error, *(c.error for c in pod.containers)) if e is not None]
-        if "pod_gone" not in (*codes, *(c.code for c in pod.checks)):
+        errors = [e for e in (pod.error, *(c.error for c in pod.containers)) if e is not None]
+        unseen = [c for c in _all_checks(pod) if c.status is CheckStatus.UNINSPECTABLE]
+        if "pod_gone" in {e.code for e in errors} | {c.code for c in unseen}:
+            gone.append(pod.name)
+        elif errors or unseen:
             return []
-        if any(c.error is None and c.status is not CheckStatus.OK for c in pod.containers):
-            return []  # a mismatch seen before the pod went is still a mismatch
-        gone.append(pod.name)
     return gone
 
 
@@ -167,7 +166,9 @@ def decide(
         )
     blockers = _blockers(verdict)
     if blockers:
-        return Decision("fail", _refusal(blockers))
+        # a cause a restart cannot fix is said by the pods' own lines; why nothing was restarted
+        # for what the run could not see is not, so it is a line of its own
+        return Decision("fail", _refusal(blockers), said=not blockers.cannot)
     summary = _summary(verdict)
     if restart_mode == "never":
         return Decision("fail", f"{summary} (restarts disabled)")

@@ -40,7 +40,9 @@ def needed(
             rules += [Rule("get", "pods"), Rule("patch", "pods", subresource="ephemeralcontainers")]
     if kind == "deployment":
         rules.append(Rule("list", "replicasets", "apps"))
-    elif kind == "daemonset":
+    elif kind == "daemonset" or restart:
+        # a DaemonSet's revision is its newest ControllerRevision; a StatefulSet's restart record
+        # names the number its update revision has in that history
         rules.append(Rule("list", "controllerrevisions", "apps"))
     if restart:
         rules.append(Rule("patch", plural, "apps", name=name))

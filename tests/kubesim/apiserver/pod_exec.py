@@ -56,8 +56,46 @@ def _exit_status(argv: list[str], code: int) -> dict[str, Any]:
     }
 
 
-async def _kubelet_refused(request: web.Request, reason: str) -> web.StreamResponse:
-    """The kubelet refusing the stream (its `streaming.WriteError`: HTTP 500, plain text).
+# request key: the injected fault (Fault(via="kubelet")) the kubelet answers this exec with
+KUBELET_REFUSAL: web.RequestKey[Any] = web.RequestKey("kubelet_refusal", object)
+# what kubernetes pkg/kubelet/cri/streaming/errors.go WriteError writes: the gRPC error's text,
+# 429 with Retry-After (the streaming request cache's TTL, 1 min) for too many in-flight streams
+_KUBELET_TEXT = {
+    404: 'rpc error: code = NotFound desc = failed to find container "c0ffee": not found',
+    429: "rpc error: code = ResourceExhausted desc = maximum number of in-flight requests exceeded",
+    500: "rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: "
+    'dial unix /run/containerd/containerd.sock: connect: connection refused"',
+}
+# a proxy in front of the API server: nginx's error pages (ngx_http_special_response.c)
+_NGINX_TITLES = {
+    408: "408 Request Time-out",
+    502: "502 Bad Gateway",
+    503: "503 Service Temporarily Unavailable",
+    504: "504 Gateway Time-out",
+}
+SIGN_IN_PAGE = "<html><head><title>Sign in</title></head><body>Sign in to continue</body></html>"
+# a 101 whose Sec-WebSocket-Accept answers no key (RFC 6455 4.1: the client must fail the
+# connection), then the connection closes
+BROKEN_UPGRADE = (
+    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Accept: bm90IHRoZSBhY2NlcHQ=\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n"
+)
+
+
+def proxy_page(status: int) -> web.Response:
+    """A proxy's own error page for `status` (nginx's markup)."""
+    title = _NGINX_TITLES.get(status, f"{status} Error")
+    page = (
+        f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>"
+        "\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+    )
+    return web.Response(status=status, text=page, content_type="text/html")
+
+
+async def _kubelet_refused(
+    request: web.Request, reason: str, status: int = 500, retry_after: int = 0
+) -> web.StreamResponse:
+    """The kubelet refusing the stream (its `streaming.WriteError`: plain text, 500 unless said).
 
     A client offering v5.channel.k8s.io meets an apiserver >= 1.30's StreamTranslator: the
     WebSocket is upgraded first, the kubelet's refusal then arrives on the error channel as
@@ -65,7 +103,8 @@ async def _kubelet_refused(request: web.Request, reason: str) -> web.StreamRespo
     proxy passes the kubelet's answer through unchanged."""
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
     if "v5.channel.k8s.io" not in offered:
-        return web.Response(status=500, text=reason, content_type="text/plain")
+        headers = {"Retry-After": str(retry_after)} if retry_after else {}
+        return web.Response(status=status, text=reason, content_type="text/plain", headers=headers)
     ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",), max_msg_size=0)
     await ws.prepare(request)
     cause = f"unable to upgrade connection: {reason}"
@@ -88,6 +127,11 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
         raise ApiError.bad_request("you must specify at least 1 command")
     if request.headers.get("Upgrade", "").lower() != "websocket":
         raise ApiError.bad_request("Upgrade request required")
+    refusal = request.get(KUBELET_REFUSAL)
+    if refusal is not None:
+        text = refusal.message or _KUBELET_TEXT.get(refusal.status, _KUBELET_TEXT[500])
+        after = 60 if refusal.status == 429 else 0
+        return await _kubelet_refused(request, text, refusal.status, after)
     crt = cluster.container_runtime(pod, container)
     if crt is None or crt.state != "running" or crt.pid is None or name in cluster.knobs.exec_not_running:
         cluster.knobs.exec_not_running.discard(name)

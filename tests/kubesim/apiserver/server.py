@@ -33,7 +33,7 @@ from .managed import manager_name, record_update, server_side_apply
 from .namespace_lifecycle import begin_deletion, refuse_if_terminating
 from .patch import apply_patch
 from .pod_attach import handle_attach
-from .pod_exec import handle_exec
+from .pod_exec import BROKEN_UPGRADE, KUBELET_REFUSAL, SIGN_IN_PAGE, handle_exec, proxy_page
 from .pod_log import log_response
 from .podsecurity import admit_create
 from .portforward import handle_portforward
@@ -56,14 +56,23 @@ _GROUP = re.compile(
 )
 
 
-def _fault_error(fault: Any) -> ApiError:
+def _fault_error(fault: Any, path: str = "") -> ApiError:
     """The Status an injected status fault answers with (the apiserver's texts by default)."""
+    target = _CORE.match(path) or _GROUP.match(path)
+    res, name = (target.group("res"), target.group("name")) if target else ("", "")
     if fault.status == 429:
         err = ApiError.too_many(fault.retry_after)
     elif fault.status == 503:
         err = ApiError.unavailable()
     elif fault.status == 403:
-        err = ApiError(403, "Forbidden", "forbidden: not yet ready to handle request")
+        # an admission plugin whose informers have not synced (apiserver pkg/admission/plugin/
+        # webhook/generic/webhook.go, namespace/lifecycle/admission.go): admission.NewForbidden's
+        # `<resource> "<name>" is forbidden: not yet ready to handle request`
+        what = f'{res} "{name}" is forbidden' if res and name else "forbidden"
+        err = ApiError(403, "Forbidden", f"{what}: not yet ready to handle request")
+    elif fault.status == 504:
+        # the apiserver's timeout filter (apimachinery errors.NewTimeoutError)
+        err = ApiError(504, "Timeout", "Timeout: request did not complete within requested timeout")
     else:
         err = ApiError.internal("injected fault")
         err.code = fault.status
@@ -141,14 +150,29 @@ class ApiServer:
                 return web.Response(
                     status=200, body=json.dumps(event).encode() + b"\n", content_type="application/json"
                 )
-            if fault.kind == "status":
+            if fault.kind == "status" and fault.via == "proxy":
+                c.note_fault(f"proxy-{fault.status}")
+                return proxy_page(fault.status)
+            if fault.kind == "status" and fault.via != "kubelet":
                 c.note_fault(str(fault.status))
-                return status_response(_fault_error(fault))
+                return status_response(_fault_error(fault, request.path))
+            if fault.kind == "upgrade-ignored":
+                c.note_fault("upgrade-ignored")
+                return web.Response(status=200, text=SIGN_IN_PAGE, content_type="text/html")
+            if fault.kind == "upgrade-broken":
+                c.note_fault("upgrade-broken")
+                if request.transport is not None:
+                    request.transport.write(BROKEN_UPGRADE)
+                    request.transport.close()
+                raise asyncio.CancelledError
         if request.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok")
         user = c.auth.authenticate(request.headers.get("Authorization"))
         if user is None:
             return status_response(ApiError.unauthorized())
+        if fault is not None and fault.kind == "status":  # via the kubelet: its answer, once there
+            c.note_fault(f"kubelet-{fault.status}")
+            request[KUBELET_REFUSAL] = fault
         try:
             user = impersonated(c.auth, user, request.headers, request.headers.getall(IMPERSONATE_GROUP, []))
             request[USER] = user

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from tests.kubesim import Cluster
+from tests.kubesim import Cluster, Fault
 from tests.support.helpers import cache_keepers
 from tests.support.kubectl import Kubectl
 
@@ -146,3 +146,33 @@ def test_exec_into_a_container_that_is_not_running_reports_the_kubelets_refusal(
     assert proc.returncode != 0
     # kubectl offers v5: the apiserver upgrades, then relays the kubelet's refusal (1.30+)
     assert 'unable to upgrade connection: container not found ("halted")' in proc.stderr
+
+
+def test_exec_refusals_read_as_the_kubelet_a_proxy_and_a_warming_apiserver_write_them(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    """The shapes the product names a refuser by, as the real kubectl (WebSocket v5) sees them:
+    the kubelet's streaming.WriteError relayed by the stream translator, a proxy's own HTML page,
+    and the 403 of an admission plugin whose caches have not synced."""
+    kubectl("run", "box", "--image=busybox:1.36", "--restart=Never", "--", "sleep", "3600")
+    kubectl("wait", "--for=condition=Ready", "pod/box", "--timeout=60s")
+    said = [
+        # kubernetes pkg/kubelet/cri/streaming/errors.go, apimachinery pkg/util/proxy/streamtranslator.go
+        (
+            Fault("status", status=429, via="kubelet"),
+            "error: Internal error occurred: unable to upgrade connection: rpc error: code = "
+            "ResourceExhausted desc = maximum number of in-flight requests exceeded",
+        ),
+        (Fault("status", status=502, via="proxy"), "error: unable to upgrade connection: <html>"),
+        # apiserver pkg/admission/plugin/webhook/generic/webhook.go
+        (
+            Fault("status", status=403),
+            'Error from server (Forbidden): pods "box" is forbidden: not yet ready to handle request',
+        ),
+    ]
+    for fault, words in said:
+        fault.match, fault.times = "/pods/box/exec", 10
+        cluster.inject(fault)
+        proc = kubectl.run("exec", "box", "--", "true", check=False)
+        cluster.faults.clear()
+        assert proc.returncode == 1 and words in proc.stderr, (fault, proc.stderr)
