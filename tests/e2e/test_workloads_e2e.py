@@ -205,4 +205,10 @@ def test_least_privilege_roles_cover_statefulsets_daemonsets_and_the_selector(
         ("daemonset", True, "passed"),
     }
     assert cluster.requests[("patch", "statefulsets")] == 1 and cluster.requests[("patch", "daemonsets")] == 1
+    # each record names the ControllerRevision restarted and the number its restart created
+    for kind, name in (("StatefulSet", "db"), ("DaemonSet", "agent")):
+        record = (cluster.get(kind, name) or {})["metadata"]["annotations"]["rollout-verify.io/restarted-for"]
+        history = [r for r in cluster.list("ControllerRevision") if r["metadata"]["name"].startswith(f"{name}-")]
+        first = min(history, key=lambda r: r["revision"])
+        assert record.startswith(f"revision={first['metadata']['name']};next=2;"), (kind, record)
     assert "forbidden" not in out.everything
