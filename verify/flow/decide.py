@@ -35,6 +35,10 @@ class Decision:
     said: bool = False
 
 
+def _all_checks(pod: PodVerdict) -> list[CheckResult]:
+    return [*pod.checks, *(c for container in pod.containers for c in container.checks)]
+
+
 def _gone_pods(verdict: AttemptVerdict) -> list[str]:
     """The pods deleted while they were inspected (a drain, a scale-down, a manual delete), when
     that is all the run could not see: inspecting the revision's pods again sees their
@@ -101,10 +105,6 @@ def _blockers(verdict: AttemptVerdict) -> _Blockers:
     if not found and not any(restart_fixes(c) for pod in verdict.pods for c in _all_checks(pod)):
         found.unseen["verification failed, and no check shows stale configuration"] = None
     return found
-
-
-def _all_checks(pod: PodVerdict) -> list[CheckResult]:
-    return [*pod.checks, *(c for container in pod.containers for c in container.checks)]
 
 
 def _all_timed_out(verdict: AttemptVerdict) -> bool:
