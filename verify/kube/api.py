@@ -96,11 +96,14 @@ class Api:
         self.conn = conn
         self.deadline = deadline
 
-    def _once(self, method: str, path: str, **kw: Any) -> Any:
+    def _once(self, method: str, path: str, *, limit: int | None = None, **kw: Any) -> Any:
+        """One call; its answer as JSON, or with `limit` as text of at most `limit` bytes."""
         if self.deadline.cancelled:
             raise errors.Cancelled("cancelled")
         timeout = min(30.0, max(self.deadline.remaining(), 0.1))
         try:
+            if limit is not None:
+                return self._text(method, path, limit=limit, timeout=timeout, **kw)
             resp = self.conn.http.request(method, path, timeout=timeout, **kw)
         except httpx.TransportError as e:
             if UNTRUSTED_MARKER in str(e) or isinstance(e, httpx.UnsupportedProtocol):
@@ -112,6 +115,19 @@ class Api:
             raise fault(f"cannot reach the API server at {self.conn.host}: {type(e).__name__}") from None
         check_response(resp, credential=self.conn.credential)
         return resp.json()
+
+    def _text(self, method: str, path: str, *, limit: int, timeout: float, **kw: Any) -> str:
+        """A text answer (a container's log), read up to `limit` bytes: a body is bounded."""
+        with self.conn.http.stream(method, path, timeout=timeout, **kw) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                check_response(resp, credential=self.conn.credential)
+            body = bytearray()
+            for chunk in resp.iter_bytes():
+                body += chunk
+                if len(body) >= limit:
+                    break
+        return bytes(body[:limit]).decode("utf-8", "replace")
 
     def request(self, method: str, path: str, **kw: Any) -> Any:
         try:
@@ -127,6 +143,11 @@ class Api:
 
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
+
+    def text(self, path: str, *, limit: int, **params: Any) -> str:
+        """A GET whose answer is text (pods/log), at most `limit` bytes of it."""
+        text: str = self.request("GET", path, params=params or None, limit=limit)
+        return text
 
     def post(self, path: str, body: Any) -> Any:
         """A create that stores nothing (a review): not a write to the workloads."""
