@@ -26,12 +26,15 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from .apiserver import bootstrap_policy
 from .apiserver.admission import prepare
 from .apiserver.auth import Authorizer, Rule, User
+from .apiserver.priority import install_system_classes
 from .apiserver.server import ApiServer
 from .apiserver.serviceaccount import ServiceAccountAdmission
 from .apiserver.services import admit_service, install_default_service
 from .controllers.binder import install_default_class
+from .controllers.clusterroles import aggregate
 from .controllers.endpoints import EndpointsController
 from .controllers.manager import Controllers
 from .knobs import Fault, Knobs, Requests
@@ -138,6 +141,9 @@ class Cluster:
             )
         install_default_service(self.store)
         install_default_class(self.store)
+        install_system_classes(self.store)
+        bootstrap_policy.install(self.store)
+        aggregate(self.store)
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)

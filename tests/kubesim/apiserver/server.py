@@ -9,22 +9,26 @@ import copy
 import json
 import re
 import uuid
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from ..storage.errors import ApiError
-from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
+from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource, serves
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from . import pod_defaults, validation
+from . import kinds, limitranger, pod_defaults, priority, quota, validation
 from .admission import admit_namespace, prepare, webhook
 from .auth import USER
 from .customresources import served_version
 from .discovery import discovery_response
 from .ephemeral import handle_ephemeral
+from .eviction import handle_eviction, parse_eviction
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
+from .health import is_health
+from .health import response as health_response
 from .impersonation import GROUP as IMPERSONATE_GROUP
 from .impersonation import impersonated
 from .jobs import admit_job
@@ -43,11 +47,15 @@ from .responses import flag, json_response, status_response
 from .reviews import review
 from .services import admit_service
 from .tokenrequest import token_request
+from .versions import answer, converts, from_storage, to_storage
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
 STREAMED = ("exec", "attach", "portforward")  # connect subresources: the verb follows the method
+# a body already read and converted from an older version (versions.py), and the verb it is served as
+_CONVERTED: web.RequestKey[Any] = web.RequestKey("converted-body", object)
+_METHOD: web.RequestKey[str] = web.RequestKey("served-method", str)
 _CORE = re.compile(
     r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
@@ -95,7 +103,12 @@ class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self.store.admission += [pod_defaults.admit, validation.admit]
+        self.store.admission += [pod_defaults.admit, validation.admit, kinds.admit]
+        # the plugins that read other objects: LimitRanger and Priority (mutating), then LimitRanger's
+        # checks and ResourceQuota, last as upstream orders them
+        store = self.store
+        store.mutating += [partial(limitranger.default, store), partial(priority.admit, store)]
+        store.admission += [partial(limitranger.validate, store), partial(quota.admit, store)]
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
         self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
@@ -165,8 +178,8 @@ class ApiServer:
                     request.transport.write(BROKEN_UPGRADE)
                     request.transport.close()
                 raise asyncio.CancelledError
-        if request.path in ("/healthz", "/readyz", "/livez"):
-            return web.Response(text="ok")
+        if is_health(request.path):
+            return health_response(request)
         user = c.auth.authenticate(request.headers.get("Authorization"))
         if user is None:
             return status_response(ApiError.unauthorized())
@@ -252,6 +265,8 @@ class ApiServer:
         if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
             return await self._review(request, reviewed, ns, name)
         res = BY_PATH.get((group, plural))
+        if res is not None and group and not serves(res, d["version"]):
+            res = None  # a version the group does not serve
         deprecated = ""
         if res is None and group:
             custom = self.store.custom.lookup(group, plural)
@@ -268,6 +283,8 @@ class ApiServer:
                 name, ns = None, None
             else:
                 raise ApiError.no_route()
+        if converts(res, d.get("version") or res.version):
+            return await self._converted(request, res, d["version"], ns, name, sub)
         response = await self._resource(request, res, ns, name, sub)
         if deprecated and not response.prepared:
             response.headers.add("Warning", "299 - " + json.dumps(deprecated))
@@ -277,7 +294,7 @@ class ApiServer:
         self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None
     ) -> web.StreamResponse:
         user = request[USER]
-        method = request.method
+        method = request.get(_METHOD, request.method)
         watch = flag(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
@@ -309,6 +326,9 @@ class ApiServer:
             raise ApiError.forbidden(
                 user=user.name, verb="create", res=res, sub=sub, name=name or "", namespace=ns
             )
+        if sub == "eviction":
+            body = parse_eviction(await request.read(), request.headers.get("Content-Type", ""))
+            return await handle_eviction(request, self.cluster, ns or "", name or "", body)
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
         if sub == "ephemeralcontainers":
@@ -462,7 +482,28 @@ class ApiServer:
         out = merged if dry else self.store.update(res, ns, merged)
         return with_warnings(json_response(out), warnings)
 
+    async def _converted(
+        self, request: web.Request, res: Resource, version: str, ns: str | None, name: str | None, sub: str | None
+    ) -> web.StreamResponse:
+        """A request to an older version of a kind (versions.py): its body converted in, its JSON
+        answer converted out; a patch applies to the object as that version shows it."""
+        if request.method in ("POST", "PUT") and sub in (None, "status"):
+            request[_CONVERTED] = to_storage(res, version, await self._body(request))
+        elif request.method == "PATCH" and name and sub in (None, "status") and not self._is_apply(request):
+            shown = from_storage(res, version, self.store.get(res, ns or "", name))
+            patched = apply_patch(shown, await request.read(), request.headers.get("Content-Type", ""))
+            request[_CONVERTED] = to_storage(res, version, patched)
+            request[_METHOD] = "PUT"
+        response = await self._resource(request, res, ns, name, sub)
+        if isinstance(response, web.Response) and response.content_type == "application/json" and response.body:
+            body = json.loads(bytes(response.body))  # type: ignore[arg-type]
+            response.body = json.dumps(answer(res, version, body), separators=(",", ":")).encode() + b"\n"
+        return response
+
     async def _body(self, request: web.Request) -> Obj:
+        converted = request.get(_CONVERTED)
+        if converted is not None:
+            return copy.deepcopy(converted)  # type: ignore[no-any-return]
         raw = await request.read()
         if "protobuf" in request.headers.get("Content-Type", ""):
             # JSON (and YAML) only, as for a custom resource, but for the few kinds kubectl's

@@ -8,6 +8,7 @@ from typing import Any
 from ..storage.crds import CustomResource
 from ..storage.resources import Resource
 from .customresources import columns
+from .tables_kinds import KIND_COLUMNS
 from .tables_storage import STORAGE_COLUMNS
 
 Obj = dict[str, Any]
@@ -565,8 +566,8 @@ def _default_row(o: Obj) -> list[Any]:
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
     if isinstance(res, CustomResource):
         cols, row = columns(res, human_age)
-    elif res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
-        cols, storage_row = STORAGE_COLUMNS[res.plural]
+    elif res.plural in STORAGE_COLUMNS or res.plural in KIND_COLUMNS:  # rows take the age too
+        cols, storage_row = STORAGE_COLUMNS.get(res.plural) or KIND_COLUMNS[res.plural]
         row = lambda o: storage_row(o, human_age(o["metadata"].get("creationTimestamp")))  # noqa: E731
     else:
         cols, row = COLUMNS.get(res.plural, (_DEFAULT_COLS, _default_row))
