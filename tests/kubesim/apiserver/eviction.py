@@ -37,7 +37,7 @@ def _too_many(retry_after: int, cause: str) -> ApiError:
     details: dict[str, Any] = {"causes": [{"reason": "DisruptionBudget", "message": cause}]}
     if retry_after:
         details["retryAfterSeconds"] = retry_after
-    return ApiError(429, "TooManyRequests", f"Too many requests: {VIOLATES}", details)
+    return ApiError(429, "TooManyRequests", VIOLATES, details)  # NewTooManyRequests: no prefix
 
 
 def matching_budgets(cluster: Cluster, pod: Obj) -> list[Obj]:

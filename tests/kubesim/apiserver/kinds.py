@@ -4,21 +4,26 @@ ValidateCronJob's schedule), HorizontalPodAutoscaler v2 (pkg/apis/autoscaling/v2
 PodDisruptionBudget (pkg/apis/policy/validation), ReplicationController (pkg/apis/core/v1/
 defaults.go SetDefaults_ReplicationController), LimitRange (SetDefaults_LimitRangeItem),
 NetworkPolicy (pkg/apis/networking/v1/defaults.go), PriorityClass (pkg/apis/scheduling/v1/
-defaults.go, its immutable value), Ingress and Service status (`status.loadBalancer: {}` as the
-registries' PrepareForCreate leave it) and APIService (`Available` for a local group, as the
+defaults.go, its immutable value), Ingress status (`status.loadBalancer: {}` as the registry's
+PrepareForCreate leaves it) and APIService (`Available` for a local group, as the
 aggregator's available controller reports it). Run for every write through the Store's
 admission list."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..storage.errors import ApiError
-from ..storage.resources import Resource
+from ..storage.resources import BY_PATH, Resource, group_versions
 from ..storage.store import Obj, now_rfc3339
 from .jobs import admit_job
 from .pod_defaults import default_pod_spec
+
+if TYPE_CHECKING:
+    from ..storage.store import Store
+
+APISERVICES = BY_PATH[("apiregistration.k8s.io", "apiservices")]
 
 _GROUPS = {
     "CronJob": "batch",
@@ -64,7 +69,7 @@ def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
         spec.setdefault("podSelector", {})
     elif kind == "PriorityClass":
         _priority_class(obj, old)
-    elif kind in ("Service", "Ingress"):
+    elif kind == "Ingress":
         status = obj.get("status")
         if not isinstance(status, dict):
             status = obj["status"] = {}
@@ -268,3 +273,61 @@ def _priority_class(obj: Obj, old: Obj | None) -> None:
             "Forbidden: may not be changed in an update.",
             "FieldValueForbidden",
         )
+
+
+# kube-aggregator's priorities of the built-in groups (pkg/controlplane/apiserver/aggregator.go
+# apiVersionPriorities): group minimum, version priority
+_PRIORITIES = {
+    "": (18000, 1),
+    "apiregistration.k8s.io": (18000, 15),
+    "apps": (17800, 15),
+    "authentication.k8s.io": (17700, 15),
+    "authorization.k8s.io": (17600, 15),
+    "autoscaling": (17500, 15),
+    "batch": (17400, 15),
+    "networking.k8s.io": (17200, 15),
+    "policy": (17100, 15),
+    "rbac.authorization.k8s.io": (17000, 15),
+    "storage.k8s.io": (16800, 15),
+    "apiextensions.k8s.io": (16700, 15),
+    "scheduling.k8s.io": (16600, 15),
+    "coordination.k8s.io": (16500, 15),
+    "discovery.k8s.io": (16200, 15),
+}
+
+
+def install_local_apiservices(store: Store) -> None:
+    """The APIService objects the aggregator's autoregistration keeps for every built-in group
+    and version (`v1.`, `v1.apps`, `v2.autoscaling`, ...), all Local and Available."""
+    for group, versions in group_versions().items():
+        for version in versions:
+            low, priority = _PRIORITIES.get(group, (16000, 15))
+            if (group, version) == ("autoscaling", "v2"):
+                priority = 30  # the preferred version ranks higher
+            store.create(
+                APISERVICES,
+                "",
+                {
+                    "metadata": {
+                        "name": f"{version}.{group}",
+                        "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"},
+                    },
+                    "spec": {
+                        "group": group,
+                        "version": version,
+                        "groupPriorityMinimum": low,
+                        "versionPriority": priority,
+                    },
+                    "status": {
+                        "conditions": [
+                            {
+                                "type": "Available",
+                                "status": "True",
+                                "lastTransitionTime": now_rfc3339(),
+                                "reason": "Local",
+                                "message": "Local APIServices are always available",
+                            }
+                        ]
+                    },
+                },
+            )

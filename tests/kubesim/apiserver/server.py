@@ -8,6 +8,7 @@ import asyncio
 import copy
 import json
 import re
+import time
 import uuid
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -118,6 +119,34 @@ class ApiServer:
     # -- middleware: count, delay, inject faults, authenticate ---------------
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        audit = self.cluster.audit
+        if audit is None:
+            return await self._handle(request, handler)
+        started, code = time.time(), 0
+        try:
+            response = await self._handle(request, handler)
+            code = response.status
+            return response
+        finally:  # one line per request, as --audit-log-path writes them (audit.py)
+            audit.record(
+                verb=self._audit_verb(request),
+                uri=request.rel_url.raw_path_qs,
+                path=request.path,
+                user=request.get(USER),
+                code=code,
+                started=started,
+                source=request.remote or "",
+                user_agent=request.headers.get("User-Agent", ""),
+            )
+
+    def _audit_verb(self, request: web.Request) -> str:
+        m = _CORE.match(request.path) or _GROUP.match(request.path)
+        if not m:
+            return request.method.lower()
+        d = m.groupdict()
+        return self._verb(request.method, bool(d["name"]), flag(request.query.get("watch")), d["sub"])
+
+    async def _handle(self, request: web.Request, handler: Any) -> web.StreamResponse:
         c = self.cluster
         if c.auth.entra is not None:  # Entra ID's endpoints share the port; they are not the API's
             answer = await c.auth.entra.serve(request)

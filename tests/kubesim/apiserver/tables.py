@@ -320,10 +320,14 @@ def _node_row(o: Obj) -> list[Any]:
         status += ",SchedulingDisabled"
     info = (o.get("status") or {}).get("nodeInfo") or {}
     addresses = {a.get("type"): a.get("address") for a in (o.get("status") or {}).get("addresses") or []}
+    # findNodeRoles: `node-role.kubernetes.io/ROLE` labels and a `kubernetes.io/role` value
+    labels = o["metadata"].get("labels") or {}
+    roles = {k.removeprefix("node-role.kubernetes.io/") for k in labels if k.startswith("node-role.kubernetes.io/")}
+    roles |= {v for k, v in labels.items() if k == "kubernetes.io/role" and v}
     return [
         o["metadata"]["name"],
         status,
-        "<none>",
+        ",".join(sorted(r for r in roles if r)) or "<none>",
         human_age(o["metadata"].get("creationTimestamp")),
         info.get("kubeletVersion", ""),
         addresses.get("InternalIP") or "<none>",
