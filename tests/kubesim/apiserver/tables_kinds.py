@@ -2,8 +2,9 @@
 kubernetes pkg/printers/internalversion/printers.go prints them (printCronJob,
 printHorizontalPodAutoscaler with formatHPAMetrics, printPodDisruptionBudget,
 printReplicationController, printResourceQuota, printIngress, printIngressClass,
-printNetworkPolicy, printLease, printPriorityClass), LimitRange with the apiserver's default
-table (rest/table.go: NAME, CREATED AT), and APIService as the aggregator prints it
+printNetworkPolicy, printLease, printPriorityClass, the RBAC kinds' printRole/printRoleBinding
+with rbac.SubjectsStrings), LimitRange with the apiserver's default table (rest/table.go: NAME,
+CREATED AT), and APIService as the aggregator prints it
 (kube-aggregator pkg/registry/apiservice/etcd: NAME, SERVICE, AVAILABLE, AGE). Each row takes
 the object and its age; the wide columns reuse tables.py's container and selector cells."""
 
@@ -210,6 +211,28 @@ def _created_at_row(o: Obj, age: str) -> list[Any]:
     return [o["metadata"]["name"], o["metadata"].get("creationTimestamp", "")]
 
 
+def _binding_row(o: Obj, age: str) -> list[Any]:
+    """printRoleBinding / printClusterRoleBinding, with the subjects (SubjectsStrings) when wide."""
+    ref = o.get("roleRef") or {}
+    users, groups, sas = [], [], []
+    for subject in o.get("subjects") or []:
+        kind, name = subject.get("kind"), subject.get("name", "")
+        if kind == "ServiceAccount":
+            sas.append(f"{subject.get('namespace', '')}/{name}")
+        elif kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+    return [
+        o["metadata"]["name"],
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        age,
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(sas),
+    ]
+
+
 def _apiservice_row(o: Obj, age: str) -> list[Any]:
     svc = (o.get("spec") or {}).get("service")
     service = f"{svc.get('namespace')}/{svc.get('name')}" if isinstance(svc, dict) else "Local"
@@ -293,6 +316,22 @@ KIND_COLUMNS: dict[str, tuple[list[Obj], Any]] = {
         _priority_class_row,
     ),
     "limitranges": ([_col("Name", fmt="name"), _col("Created At", "date")], _created_at_row),
+    "roles": ([_col("Name", fmt="name"), _col("Created At", "date")], _created_at_row),
+    "clusterroles": ([_col("Name", fmt="name"), _col("Created At", "date")], _created_at_row),
+    **{
+        plural: (
+            [
+                _col("Name", fmt="name"),
+                _col("Role"),
+                _col("Age"),
+                _col("Users", priority=1),
+                _col("Groups", priority=1),
+                _col("ServiceAccounts", priority=1),
+            ],
+            _binding_row,
+        )
+        for plural in ("rolebindings", "clusterrolebindings")
+    },
     "apiservices": (
         [_col("Name", fmt="name"), _col("Service"), _col("Available"), _col("Age")],
         _apiservice_row,
