@@ -29,6 +29,7 @@ from ..record import Recorder, object_ref
 from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj
+from .duetimes import DueTimes
 from .job import finished
 from .podutil import parse_time
 from .refmanager import controller_of
@@ -47,7 +48,7 @@ class CronJobController:
         self.cluster = cluster
         self.store = cluster.store
         self.events = Recorder(self.store, "cronjob-controller")
-        self.due: dict[tuple[str, str], float] = {}  # (ns, name) -> monotonic time of its next sync
+        self.due = DueTimes()  # the next sync of each CronJob: its next scheduled time
         self.born: dict[str, dt.datetime] = {}  # uid -> its creation on the schedule's clock
         self._t0 = (time.monotonic(), dt.datetime.now(dt.UTC))
 
@@ -62,14 +63,9 @@ class CronJobController:
         speed = self.cluster.knobs.cron_speed or 1.0
         return max((until - self.now()).total_seconds() / speed, 0.0)
 
-    def due_now(self) -> list[tuple[str, str]]:
-        """The CronJobs whose next scheduled time has come (the manager's tick enqueues them)."""
-        now = time.monotonic()
-        return [key for key, at in self.due.items() if at <= now]
-
     # -- sync ------------------------------------------------------------------
     def reconcile(self, ns: str, name: str) -> None:
-        self.due.pop((ns, name), None)
+        self.due.cancel((ns, name))
         cj = self.store.find(CRONJOBS, ns, name)
         if cj is None:
             return
@@ -85,7 +81,7 @@ class CronJobController:
         if status != (cj.get("status") or {}):
             self.store.mutate(CRONJOBS, ns, name, lambda o: o.__setitem__("status", status), status=True)
         if wait is not None:
-            self.due[(ns, name)] = time.monotonic() + wait
+            self.due.after((ns, name), wait)
 
     def _ref(self, cj: Obj) -> Obj:
         return object_ref(cj, kind="CronJob", api_version="batch/v1")

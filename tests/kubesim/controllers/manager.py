@@ -152,7 +152,7 @@ class Controllers:
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
-        for res, due in (("CronJob", self.cronjobs.due_now()), ("HorizontalPodAutoscaler", self.autoscalers.due_now())):
+        for res, due in (("CronJob", self.cronjobs.due.due()), ("HorizontalPodAutoscaler", self.autoscalers.due.due())):
             for ns, name in due:  # their next scheduled time or sync period has come
                 self.pending.add((res, ns, name))
         for rs in self.store.list(RS):  # a refused pod is tried again after its back-off

@@ -15,12 +15,12 @@ Synced when the HPA changes and every `Knobs.hpa_sync_period` (15 s)."""
 from __future__ import annotations
 
 import copy
-import time
 from typing import TYPE_CHECKING
 
 from ..record import Recorder, object_ref
 from ..storage.resources import BY_PATH, Resource
 from ..storage.store import Obj, now_rfc3339
+from .duetimes import DueTimes
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -66,18 +66,14 @@ class HorizontalController:
         self.cluster = cluster
         self.store = cluster.store
         self.events = Recorder(self.store, "horizontal-pod-autoscaler")
-        self.due: dict[tuple[str, str], float] = {}
-
-    def due_now(self) -> list[tuple[str, str]]:
-        now = time.monotonic()
-        return [key for key, at in self.due.items() if at <= now]
+        self.due = DueTimes()  # each HPA's next sync: every hpa_sync_period
 
     def reconcile(self, ns: str, name: str) -> None:
-        self.due.pop((ns, name), None)
+        self.due.cancel((ns, name))
         hpa = self.store.find(HPAS, ns, name)
         if hpa is None:
             return
-        self.due[(ns, name)] = time.monotonic() + self.cluster.knobs.hpa_sync_period
+        self.due.after((ns, name), self.cluster.knobs.hpa_sync_period)
         status = copy.deepcopy(hpa.get("status") or {})
         conditions: list[Obj] = list(status.get("conditions") or [])
         ref_obj = object_ref(hpa, kind="HorizontalPodAutoscaler", api_version="autoscaling/v2")

@@ -59,18 +59,19 @@ NGINX_ROOT = "/usr/share/nginx/html"
 # nginx's Server header and error pages (apps/webserver.py)
 _NGINX_SERVER = ("/usr/bin/python3", WEBSERVER, "--root", NGINX_ROOT, "--port", "80", "--server", f"nginx/{NGINX_VERSION}")
 # the welcome page of docker.io/library/nginx (/usr/share/nginx/html/index.html)
-NGINX_WELCOME = """<!DOCTYPE html>
+_NGINX_HEAD = """<!DOCTYPE html>
 <html>
 <head>
-<title>Welcome to nginx!</title>
+<title>{title}</title>
 <style>
-html { color-scheme: light dark; }
-body { width: 35em; margin: 0 auto;
-font-family: Tahoma, Verdana, Arial, sans-serif; }
+html {{ color-scheme: light dark; }}
+body {{ width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }}
 </style>
 </head>
 <body>
-<h1>Welcome to nginx!</h1>
+"""
+NGINX_WELCOME = _NGINX_HEAD.format(title="Welcome to nginx!") + """<h1>Welcome to nginx!</h1>
 <p>If you see this page, the nginx web server is successfully installed and
 working. Further configuration is required.</p>
 
@@ -83,18 +84,7 @@ Commercial support is available at
 </body>
 </html>
 """
-NGINX_50X = """<!DOCTYPE html>
-<html>
-<head>
-<title>Error</title>
-<style>
-html { color-scheme: light dark; }
-body { width: 35em; margin: 0 auto;
-font-family: Tahoma, Verdana, Arial, sans-serif; }
-</style>
-</head>
-<body>
-<h1>An error occurred.</h1>
+NGINX_50X = _NGINX_HEAD.format(title="Error") + """<h1>An error occurred.</h1>
 <p>Sorry, the page you are looking for is currently unavailable.<br/>
 Please try again later.</p>
 <p>If you are the system administrator of this resource then you should check
