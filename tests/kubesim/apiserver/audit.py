@@ -15,8 +15,20 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from .auth import USER
+from .responses import flag
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Verb = Callable[[str, bool, bool, str | None], str]  # ApiServer._verb: method, named, watch, sub
 
 _RESOURCE = re.compile(
     r"^/(?:api/(?P<cv>v1)|apis/(?P<group>[^/]+)/(?P<gv>[^/]+))"
@@ -104,3 +116,39 @@ class AuditLog:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+def audit_middleware(cluster: Cluster, verb_of: Verb) -> Any:
+    """The API server's outermost middleware: each request's line once it is answered (a
+    cluster without an audit log skips it)."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        audit = cluster.audit
+        if audit is None:
+            return await handler(request)
+        started, code = time.time(), 0
+        try:
+            response = await handler(request)
+            code = response.status
+            return response
+        finally:
+            ref = object_ref(request.path)
+            watch = flag(request.query.get("watch"))
+            verb = (
+                request.method.lower()
+                if ref is None
+                else verb_of(request.method, "name" in ref, watch, ref.get("subresource"))
+            )
+            audit.record(
+                verb=verb,
+                uri=request.rel_url.raw_path_qs,
+                path=request.path,
+                user=request.get(USER),
+                code=code,
+                started=started,
+                source=request.remote or "",
+                user_agent=request.headers.get("User-Agent", ""),
+            )
+
+    return middleware

@@ -12,11 +12,13 @@ admission list."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH, Resource, group_versions
 from ..storage.store import Obj, now_rfc3339
+from . import limitranger, priority, quota
 from .jobs import admit_job
 from .pod_defaults import default_pod_spec
 
@@ -33,6 +35,14 @@ _GROUPS = {
     "NetworkPolicy": "networking.k8s.io",
     "Ingress": "networking.k8s.io",
 }
+
+
+def register(store: Store) -> None:
+    """The admission of these kinds, and the plugins that read other objects: LimitRanger and
+    Priority (mutating), then LimitRanger's checks and ResourceQuota, last as upstream orders them."""
+    store.admission.append(admit)
+    store.mutating += [partial(limitranger.default, store), partial(priority.admit, store)]
+    store.admission += [partial(limitranger.validate, store), partial(quota.admit, store)]
 
 
 def invalid(kind: str, name: str, field: str, message: str, reason: str = "FieldValueInvalid") -> ApiError:

@@ -8,9 +8,7 @@ import asyncio
 import copy
 import json
 import re
-import time
 import uuid
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -19,8 +17,9 @@ from ..storage.errors import ApiError
 from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource, serves
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from . import kinds, limitranger, pod_defaults, priority, quota, validation
+from . import kinds, pod_defaults, validation
 from .admission import admit_namespace, prepare, webhook
+from .audit import audit_middleware
 from .auth import USER
 from .customresources import served_version
 from .discovery import discovery_response
@@ -48,15 +47,12 @@ from .responses import flag, json_response, status_response
 from .reviews import review
 from .services import admit_service
 from .tokenrequest import token_request
-from .versions import answer, converts, from_storage, to_storage
+from .versions import CONVERTED_BODY, SERVED_METHOD, converts, serve_converted
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
 STREAMED = ("exec", "attach", "portforward")  # connect subresources: the verb follows the method
-# a body already read and converted from an older version (versions.py), and the verb it is served as
-_CONVERTED: web.RequestKey[Any] = web.RequestKey("converted-body", object)
-_METHOD: web.RequestKey[str] = web.RequestKey("served-method", str)
 _CORE = re.compile(
     r"^/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[^/]+))?/?$"
 )
@@ -104,49 +100,18 @@ class ApiServer:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.store = cluster.store
-        self.store.admission += [pod_defaults.admit, validation.admit, kinds.admit]
-        # the plugins that read other objects: LimitRanger and Priority (mutating), then LimitRanger's
-        # checks and ResourceQuota, last as upstream orders them
-        store = self.store
-        store.mutating += [partial(limitranger.default, store), partial(priority.admit, store)]
-        store.admission += [partial(limitranger.validate, store), partial(quota.admit, store)]
+        self.store.admission += [pod_defaults.admit, validation.admit]
+        kinds.register(self.store)
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
-        self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
+        middlewares = [audit_middleware(cluster, self._verb), self._middleware]
+        self.app = web.Application(middlewares=middlewares, client_max_size=16 * 1024 * 1024)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self.app.on_response_prepare.append(_bare_upgrade)
 
     # -- middleware: count, delay, inject faults, authenticate ---------------
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        audit = self.cluster.audit
-        if audit is None:
-            return await self._handle(request, handler)
-        started, code = time.time(), 0
-        try:
-            response = await self._handle(request, handler)
-            code = response.status
-            return response
-        finally:  # one line per request, as --audit-log-path writes them (audit.py)
-            audit.record(
-                verb=self._audit_verb(request),
-                uri=request.rel_url.raw_path_qs,
-                path=request.path,
-                user=request.get(USER),
-                code=code,
-                started=started,
-                source=request.remote or "",
-                user_agent=request.headers.get("User-Agent", ""),
-            )
-
-    def _audit_verb(self, request: web.Request) -> str:
-        m = _CORE.match(request.path) or _GROUP.match(request.path)
-        if not m:
-            return request.method.lower()
-        d = m.groupdict()
-        return self._verb(request.method, bool(d["name"]), flag(request.query.get("watch")), d["sub"])
-
-    async def _handle(self, request: web.Request, handler: Any) -> web.StreamResponse:
         c = self.cluster
         if c.auth.entra is not None:  # Entra ID's endpoints share the port; they are not the API's
             answer = await c.auth.entra.serve(request)
@@ -313,7 +278,7 @@ class ApiServer:
             else:
                 raise ApiError.no_route()
         if converts(res, d.get("version") or res.version):
-            return await self._converted(request, res, d["version"], ns, name, sub)
+            return await serve_converted(self, request, res, d["version"], (ns, name, sub))
         response = await self._resource(request, res, ns, name, sub)
         if deprecated and not response.prepared:
             response.headers.add("Warning", "299 - " + json.dumps(deprecated))
@@ -323,7 +288,7 @@ class ApiServer:
         self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None
     ) -> web.StreamResponse:
         user = request[USER]
-        method = request.get(_METHOD, request.method)
+        method = request.get(SERVED_METHOD, request.method)
         watch = flag(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
@@ -511,26 +476,8 @@ class ApiServer:
         out = merged if dry else self.store.update(res, ns, merged)
         return with_warnings(json_response(out), warnings)
 
-    async def _converted(
-        self, request: web.Request, res: Resource, version: str, ns: str | None, name: str | None, sub: str | None
-    ) -> web.StreamResponse:
-        """A request to an older version of a kind (versions.py): its body converted in, its JSON
-        answer converted out; a patch applies to the object as that version shows it."""
-        if request.method in ("POST", "PUT") and sub in (None, "status"):
-            request[_CONVERTED] = to_storage(res, version, await self._body(request))
-        elif request.method == "PATCH" and name and sub in (None, "status") and not self._is_apply(request):
-            shown = from_storage(res, version, self.store.get(res, ns or "", name))
-            patched = apply_patch(shown, await request.read(), request.headers.get("Content-Type", ""))
-            request[_CONVERTED] = to_storage(res, version, patched)
-            request[_METHOD] = "PUT"
-        response = await self._resource(request, res, ns, name, sub)
-        if isinstance(response, web.Response) and response.content_type == "application/json" and response.body:
-            body = json.loads(bytes(response.body))  # type: ignore[arg-type]
-            response.body = json.dumps(answer(res, version, body), separators=(",", ":")).encode() + b"\n"
-        return response
-
     async def _body(self, request: web.Request) -> Obj:
-        converted = request.get(_CONVERTED)
+        converted = request.get(CONVERTED_BODY)  # versions.py read and converted it
         if converted is not None:
             return copy.deepcopy(converted)  # type: ignore[no-any-return]
         raw = await request.read()

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..storage.quantity import BadQuantity, binary, canonical, parse
+from .tables_cells import containers, human_age, label_selector, sorted_labels
 
 Obj = dict[str, Any]
 
@@ -23,16 +24,12 @@ def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> Ob
 
 
 def _template_cells(template: Obj | None, spec: Obj, *, plain_selector: bool = False) -> list[str]:
-    from .tables import _containers, _label_selector, _sorted_labels
-
-    names, images = _containers(template or {})
-    selector = _sorted_labels(spec.get("selector")) if plain_selector else _label_selector(spec)
+    names, images = containers(template or {})
+    selector = sorted_labels(spec.get("selector")) if plain_selector else label_selector(spec)
     return [names, images, selector]
 
 
 def _cronjob_row(o: Obj, age: str) -> list[Any]:
-    from .tables import human_age
-
     spec, st = o.get("spec") or {}, o.get("status") or {}
     suspend = spec.get("suspend")
     job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
@@ -187,9 +184,7 @@ def _ingress_class_row(o: Obj, age: str) -> list[Any]:
 
 
 def _netpol_row(o: Obj, age: str) -> list[Any]:
-    from .tables import _label_selector
-
-    selector = _label_selector({"selector": (o.get("spec") or {}).get("podSelector") or {}})
+    selector = label_selector({"selector": (o.get("spec") or {}).get("podSelector") or {}})
     return [o["metadata"]["name"], selector, age]
 
 

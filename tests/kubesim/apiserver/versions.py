@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
 
 from ..storage.resources import Resource
 from ..storage.store import Obj
+from .patch import apply_patch
+
+if TYPE_CHECKING:
+    from .server import ApiServer
+
+# a body already read and converted to the stored version, and the verb it is served as
+CONVERTED_BODY: web.RequestKey[Any] = web.RequestKey("converted-body", object)
+SERVED_METHOD: web.RequestKey[str] = web.RequestKey("served-method", str)
 
 METRICS = "autoscaling.alpha.kubernetes.io/metrics"
 BEHAVIOR = "autoscaling.alpha.kubernetes.io/behavior"
@@ -116,6 +126,30 @@ def answer(res: Resource, version: str, body: Any) -> Any:
     if body.get("kind") == res.kind:
         return from_storage(res, version, body)
     return body
+
+
+async def serve_converted(
+    server: ApiServer,
+    request: web.Request,
+    res: Resource,
+    version: str,
+    where: tuple[str | None, str | None, str | None],
+) -> web.StreamResponse:
+    """A request to an older version of a kind: its body converted in, its JSON answer converted
+    out; a patch applies to the object as that version shows it (served as the update it makes)."""
+    ns, name, sub = where
+    if request.method in ("POST", "PUT") and sub in (None, "status"):
+        request[CONVERTED_BODY] = to_storage(res, version, await server._body(request))
+    elif request.method == "PATCH" and name and sub in (None, "status") and not server._is_apply(request):
+        shown = from_storage(res, version, server.store.get(res, ns or "", name))
+        patched = apply_patch(shown, await request.read(), request.headers.get("Content-Type", ""))
+        request[CONVERTED_BODY] = to_storage(res, version, patched)
+        request[SERVED_METHOD] = "PUT"
+    response = await server._resource(request, res, ns, name, sub)
+    if isinstance(response, web.Response) and response.content_type == "application/json" and response.body:
+        body = json.loads(bytes(response.body))  # type: ignore[arg-type]
+        response.body = json.dumps(answer(res, version, body), separators=(",", ":")).encode() + b"\n"
+    return response
 
 
 def _cpu_metric(target: int) -> Obj:
