@@ -118,6 +118,11 @@ def _cronjob(obj: Obj) -> None:
     problem = schedule_error(str(schedule))
     if problem:
         raise invalid("CronJob", name, "spec.schedule", f"Invalid value: {json.dumps(schedule)}: {problem}")
+    zone = spec.get("timeZone")
+    if zone is not None and not _known_zone(str(zone)):
+        raise invalid(
+            "CronJob", name, "spec.timeZone", f"Invalid value: {json.dumps(zone)}: unknown time zone {zone}"
+        )
     if spec["concurrencyPolicy"] not in ("Allow", "Forbid", "Replace"):
         raise invalid(
             "CronJob",
@@ -152,7 +157,32 @@ def schedule_error(schedule: str) -> str:
     fields = text.split()
     if len(fields) != 5:
         return f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
+    for field, (low, high) in zip(fields, _BOUNDS, strict=True):
+        for part in field.split(","):
+            span = part.split("/", 1)[0]
+            ends = [] if span in ("*", "?") else span.split("-", 1)
+            if not all(e.isdigit() for e in ends):
+                continue  # names (JAN, MON): croniter judges them
+            if ends and int(ends[0]) < low:
+                return f"beginning of range ({ends[0]}) below minimum ({low}): {part}"
+            if ends and int(ends[-1]) > high:
+                return f"end of range ({ends[-1]}) above maximum ({high}): {part}"
     return "" if croniter.is_valid(text) else f"failed to parse schedule: {text}"
+
+
+# robfig/cron's bounds of the five fields (minutes, hours, day of month, month, day of week)
+_BOUNDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
+
+
+def _known_zone(name: str) -> bool:
+    """time.LoadLocation's verdict (validateTimeZone): an IANA name the host's database holds."""
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return bool(name) and name.lower() != "local"
 
 
 def default_hpa(obj: Obj) -> None:
