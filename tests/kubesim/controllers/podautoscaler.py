@@ -15,6 +15,7 @@ Synced when the HPA changes and every `Knobs.hpa_sync_period` (15 s)."""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from ..record import Recorder, object_ref
@@ -67,6 +68,7 @@ class HorizontalController:
         self.store = cluster.store
         self.events = Recorder(self.store, "horizontal-pod-autoscaler")
         self.due = DueTimes()  # each HPA's next sync: every hpa_sync_period
+        self.syncs: Counter[tuple[str, str]] = Counter()  # syncs so far, by HPA (tests wait on it)
 
     def reconcile(self, ns: str, name: str) -> None:
         self.due.cancel((ns, name))
@@ -74,6 +76,7 @@ class HorizontalController:
         if hpa is None:
             return
         self.due.after((ns, name), self.cluster.knobs.hpa_sync_period)
+        self.syncs[(ns, name)] += 1
         status = copy.deepcopy(hpa.get("status") or {})
         conditions: list[Obj] = list(status.get("conditions") or [])
         ref_obj = object_ref(hpa, kind="HorizontalPodAutoscaler", api_version="autoscaling/v2")

@@ -128,25 +128,19 @@ def test_kube_system_runs_the_pods_a_kind_cluster_shows(tmp_path: Path) -> None:
     with Cluster(nodes=2, knobs=Knobs(system_pods=True), root=str(tmp_path / "kubesim")) as cluster:
         kubectl = Kubectl(cluster.write_kubeconfig(tmp_path / "kc"), tmp_path)
 
-        def running() -> set[str]:
+        def running() -> list[str]:
             pods = cluster.list("Pod", "kube-system")
-            return {
-                p["metadata"]["name"].rsplit("-", 1)[0]
-                if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"
-                else p["metadata"]["name"]
-                for p in pods
-                if (p.get("status") or {}).get("phase") == "Running"
-            }
+            return [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") == "Running"]
 
+        # the four static pods, coredns' two, kube-proxy and kindnet on each of the two nodes
+        cluster.wait_for(lambda: len(running()) == 10, timeout=60, what="kube-system running")
         statics = {
             "etcd-node-1",
             "kube-apiserver-node-1",
             "kube-controller-manager-node-1",
             "kube-scheduler-node-1",
         }
-        cluster.wait_for(
-            lambda: statics | {"kube-proxy", "kindnet"} <= running(), timeout=60, what="kube-system"
-        )
+        assert statics <= set(running())
         cluster.wait_rollout("coredns", "kube-system", timeout=60)
         shown = kubectl("get", "pods", "-n", "kube-system")
         assert shown.count("Running") == 4 + 2 + 2 * 2, shown

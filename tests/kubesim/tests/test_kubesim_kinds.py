@@ -99,7 +99,10 @@ def test_a_cronjob_runs_on_schedule_keeps_its_history_and_kubectl_makes_a_job_fr
         timeout=60,
         what="history pruned",
     )
-    assert len(succeeded()) <= 2  # the oldest beyond successfulJobsHistoryLimit were deleted
+    # suspended: no new Job; the finished ones beyond successfulJobsHistoryLimit are deleted
+    kubectl("patch", "cronjob", "tick", "--type=merge", "-p", '{"spec":{"suspend":true}}')
+    before = cluster.get("CronJob", "tick")["status"]["lastScheduleTime"]  # type: ignore[index]
+    cluster.wait_for(lambda: len(succeeded()) == 2, timeout=30, what="two successful Jobs kept")
     cj = _json(kubectl, "get", "cronjob", "tick")
     assert cj["spec"]["concurrencyPolicy"] == "Allow" and cj["spec"]["failedJobsHistoryLimit"] == 1
     assert cj["status"]["lastScheduleTime"] and cj["status"]["lastSuccessfulTime"]
@@ -113,9 +116,6 @@ def test_a_cronjob_runs_on_schedule_keeps_its_history_and_kubectl_makes_a_job_fr
     row = kubectl("get", "cronjob", "tick").splitlines()
     assert row[0].split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]
     assert row[1].split()[1:7] == ["*/1", "*", "*", "*", "*", "<none>"]
-    # suspended: no new Job
-    kubectl("patch", "cronjob", "tick", "--type=merge", "-p", '{"spec":{"suspend":true}}')
-    before = cluster.get("CronJob", "tick")["status"]["lastScheduleTime"]  # type: ignore[index]
     assert "True" in kubectl("get", "cronjob", "tick").splitlines()[1].split()
     kubectl("create", "job", "by-hand", "--from=cronjob/tick")
     made = _json(kubectl, "get", "job", "by-hand")
@@ -197,21 +197,11 @@ def test_an_hpa_without_metrics_server_reports_it_and_manual_scale_still_works(
     # a manual scale within the bounds stays; beyond maxReplicas the controller brings it back
     kubectl("scale", "deployment", "web", "--replicas=3")
     cluster.wait_rollout("web", timeout=60)
-    syncs = sum(
-        e["count"]
-        for e in _json(kubectl, "get", "events")["items"]
-        if e["reason"] == "FailedGetResourceMetric"
-    )
+    hpas = cluster.controllers.autoscalers
+    syncs = cluster.call(lambda: hpas.syncs[("default", "web")])
     cluster.wait_for(
-        lambda: (
-            sum(
-                e["count"]
-                for e in _json(kubectl, "get", "events")["items"]
-                if e["reason"] == "FailedGetResourceMetric"
-            )
-            >= syncs + 2
-        ),
-        timeout=20,
+        lambda: cluster.call(lambda: hpas.syncs[("default", "web")]) >= syncs + 2,
+        timeout=30,
         what="two more syncs",
     )
     assert cluster.get("Deployment", "web")["spec"]["replicas"] == 3  # type: ignore[index]
