@@ -11,11 +11,15 @@ and a dry-run scale answers with the new count while the stored object keeps its
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 from aiohttp import web
 
 from ..storage.errors import ApiError
+from ..storage.resources import Resource
+from ..storage.store import Obj, Store
 
 OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
@@ -42,3 +46,22 @@ def dry_run(request: web.Request, options: dict[str, Any] | None = None) -> bool
             },
         )
     return bool(values)
+
+
+async def delete_options(request: web.Request) -> dict[str, Any]:
+    """A DELETE's DeleteOptions: its body (kubectl sends them so), else none."""
+    raw = await request.read()
+    try:
+        opts = json.loads(raw) if raw else {}
+    except ValueError:
+        opts = {}
+    return opts if isinstance(opts, dict) else {}
+
+
+def dry_update(store: Store, res: Resource, cur: Obj, new: Obj, sub: str) -> Obj:
+    """What an update would store, validated and admitted as one, stored nowhere."""
+    if sub != "status":
+        store.admit(res, new, cur)
+    out = copy.deepcopy(new)
+    out["metadata"]["resourceVersion"] = cur["metadata"].get("resourceVersion", "")
+    return out

@@ -1,7 +1,7 @@
 """Protobuf request bodies, for the built-in kinds kubectl's typed commands send that way:
 `kubectl create serviceaccount|role|rolebinding|token|deployment|configmap|secret generic|
-namespace|job` (the workload tables are in protobuf_kinds.py), `kubectl create service|quota`,
-`kubectl debug --copy-to`, `kubectl drain`'s evictions (protobuf_core.py), `kubectl auth can-i
+namespace|job` (the workload tables are in protobuf_kinds.py), `kubectl create service` and
+`kubectl debug --copy-to` (a Service, a whole Pod: protobuf_core.py), `kubectl auth can-i
 [--list]` and `kubectl auth whoami`. Any other kind keeps the 415 a custom-resource endpoint answers (README:
 bodies are JSON, YAML or these protobuf kinds); answers are always JSON, which these clients accept.
 
@@ -232,7 +232,7 @@ def _message(data: bytes, name: str) -> dict[str, Any]:
             continue  # a field kubesim does not read
         key, kind, repeated = schema[number]
         decoded = _value(value, kind)
-        if not key:  # an embedded Go struct: its fields are the parent's in JSON
+        if not key:  # an embedded struct: its fields sit beside the others in JSON
             out.update(decoded)
         elif repeated:
             out.setdefault(key, []).append(decoded)

@@ -1,17 +1,16 @@
 """Field tables for the core/v1 kinds kubectl's typed commands send as protobuf beyond the
 workloads (protobuf_kinds.py): `kubectl create service clusterip|nodeport|loadbalancer|
 externalname` (Service), `kubectl debug --copy-to` and `kubectl debug node/...` (a whole Pod,
-every field its spec may carry), `kubectl create quota` (ResourceQuota), and `kubectl drain`'s
-policy/v1 Eviction (with meta/v1 DeleteOptions). protobuf_body.py decodes with them.
+every field its spec may carry). protobuf_body.py decodes with them.
 
-Field numbers and JSON names are those of k8s.io/api core/v1/generated.proto and
-policy/v1/generated.proto (kubernetes/kubernetes staging/src/k8s.io/api), read into kubesim's
+Field numbers and JSON names are those of k8s.io/api core/v1/generated.proto (kubernetes/
+kubernetes staging/src/k8s.io/api), read into kubesim's
 notation: `NUMBER:jsonName:TYPE`, TYPE one of s (string), i (int32/int64), b (bool), bytes,
 map (map<string,string>), map:bytes, map:Quantity, quantity (resource.Quantity), intstr, time,
 or a message; `*` repeated; `^` an embedded Go struct (`json:""`), whose fields are the
 parent's in JSON (a Volume's source, a Probe's handler, a key selector's name). Statuses are
 the server's to fill and are not read. KEEP_ZERO: pointer fields (Go `*bool`, `*int64`, ...),
-written only when set, so an explicit false or 0 is kept (types.go of the same packages)."""
+written only when set, so an explicit false or 0 is kept (core/v1 types.go)."""
 
 from __future__ import annotations
 
@@ -193,16 +192,6 @@ _TABLES = {
     "SeccompProfile": "1:type:s 2:localhostProfile:s",
     "AppArmorProfile": "1:type:s 2:localhostProfile:s",
     "EphemeralContainer": "1:ephemeralContainerCommon:EphemeralContainerCommon^ 2:targetContainerName:s",
-    "EphemeralContainerCommon": (
-        "1:name:s 2:image:s 3:command:s* 4:args:s* 5:workingDir:s 6:ports:ContainerPort* "
-        "19:envFrom:EnvFromSource* 7:env:EnvVar* 8:resources:ResourceRequirements "
-        "23:resizePolicy:ContainerResizePolicy* 24:restartPolicy:s "
-        "25:restartPolicyRules:ContainerRestartRule* 9:volumeMounts:VolumeMount* "
-        "21:volumeDevices:VolumeDevice* 10:livenessProbe:Probe 11:readinessProbe:Probe "
-        "22:startupProbe:Probe 12:lifecycle:Lifecycle 13:terminationMessagePath:s "
-        "20:terminationMessagePolicy:s 14:imagePullPolicy:s 15:securityContext:SecurityContext 16:stdin:b "
-        "17:stdinOnce:b 18:tty:b"
-    ),
     "PodSecurityContext": (
         "1:seLinuxOptions:SELinuxOptions 8:windowsOptions:WindowsSecurityContextOptions 2:runAsUser:i "
         "6:runAsGroup:i 3:runAsNonRoot:b 4:supplementalGroups:i* 12:supplementalGroupsPolicy:s "
@@ -258,20 +247,12 @@ _TABLES = {
     "ServicePort": "1:name:s 2:protocol:s 6:appProtocol:s 3:port:i 4:targetPort:intstr 5:nodePort:i",
     "SessionAffinityConfig": "1:clientIP:ClientIPConfig",
     "ClientIPConfig": "1:timeoutSeconds:i",
-    "ResourceQuota": "1:metadata:ObjectMeta 2:spec:ResourceQuotaSpec",
-    "ResourceQuotaSpec": "1:hard:map:Quantity 2:scopes:s* 3:scopeSelector:ScopeSelector",
-    "ScopeSelector": "1:matchExpressions:ScopedResourceSelectorRequirement*",
-    "ScopedResourceSelectorRequirement": "1:scopeName:s 2:operator:s 3:values:s*",
-    "Eviction": "1:metadata:ObjectMeta 2:deleteOptions:DeleteOptions",
-    # meta/v1 (k8s.io/apimachinery pkg/apis/meta/v1/generated.proto)
-    "DeleteOptions": (
-        "1:gracePeriodSeconds:i 2:preconditions:Preconditions 3:orphanDependents:b 4:propagationPolicy:s "
-        "5:dryRun:s*"
-    ),
-    "Preconditions": "1:uid:s 2:resourceVersion:s",
 }
 
-KINDS = {"Pod", "Service", "ResourceQuota", "Eviction"}
+# EphemeralContainerCommon is a copy of Container's fields, numbers included (core/v1 types.go)
+_TABLES["EphemeralContainerCommon"] = _TABLES["Container"]
+
+KINDS = {"Pod", "Service"}
 
 KEEP_ZERO = {
     "AppArmorProfile.localhostProfile", "AzureDiskVolumeSource.fsType", "AzureDiskVolumeSource.readOnly",
@@ -313,7 +294,6 @@ KEEP_ZERO = {
     "WindowsSecurityContextOptions.gmsaCredentialSpec",
     "WindowsSecurityContextOptions.gmsaCredentialSpecName", "WindowsSecurityContextOptions.hostProcess",
     "WindowsSecurityContextOptions.runAsUserName",
-    "DeleteOptions.gracePeriodSeconds", "DeleteOptions.orphanDependents",
 }
 
 

@@ -23,7 +23,7 @@ from .auth import USER
 from .customresources import served_version
 from .decoding import check_patched, typed
 from .discovery import discovery_response
-from .dryrun import dry_run
+from .dryrun import delete_options, dry_run, dry_update
 from .ephemeral import handle_ephemeral
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
@@ -357,7 +357,7 @@ class ApiServer:
             if sub != "status":
                 record_update(res, cur, body, self._manager(request), sub or "")
             if dry_run(request):
-                return with_warnings(json_response(self._dry_update(res, cur, body, sub or "")), warnings)
+                return with_warnings(json_response(dry_update(self.store, res, cur, body, sub or "")), warnings)
             out = self.store.update(res, ns or "", body, subresource=sub or "")
             return with_warnings(json_response(out), warnings)
         if method == "PATCH" and name and self._is_apply(request) and not sub:
@@ -381,7 +381,7 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 admit_job(patched)
             if dry_run(request):
-                return with_warnings(json_response(self._dry_update(res, cur, patched, sub or "")), warnings)
+                return with_warnings(json_response(dry_update(self.store, res, cur, patched, sub or "")), warnings)
             if sub != "status":
                 record_update(res, cur, patched, self._manager(request), sub or "")
             out = self.store.update(res, ns or "", patched, subresource=sub or "")
@@ -389,7 +389,7 @@ class ApiServer:
         if method == "DELETE" and name:
             return await self._delete(request, res, ns or "", name)
         if method == "DELETE":
-            opts = await self._delete_options(request)
+            opts = await delete_options(request)
             dry = dry_run(request, opts)
             sel = parse_label_selector(request.query.get("labelSelector", ""))
             for obj in self.store.list(res, ns):
@@ -521,18 +521,8 @@ class ApiServer:
         out = self.store.create(res, ns, body, uid=uid)
         return with_warnings(json_response(out, 201), warnings)
 
-    @staticmethod
-    async def _delete_options(request: web.Request) -> dict[str, Any]:
-        """A DELETE's DeleteOptions: its body (kubectl sends them so), else none."""
-        raw = await request.read()
-        try:
-            opts = json.loads(raw) if raw else {}
-        except ValueError:
-            opts = {}
-        return opts if isinstance(opts, dict) else {}
-
     async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
-        opts = await self._delete_options(request)
+        opts = await delete_options(request)
         dry = dry_run(request, opts)
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
@@ -544,14 +534,6 @@ class ApiServer:
             prop = "Orphan"
         out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop, dry=dry)
         return json_response(out)
-
-    def _dry_update(self, res: Resource, cur: Obj, new: Obj, sub: str) -> Obj:
-        """What an update would store, validated and admitted as one, stored nowhere."""
-        if sub != "status":
-            self.store.admit(res, new, cur)
-        out = copy.deepcopy(new)
-        out["metadata"]["resourceVersion"] = cur["metadata"].get("resourceVersion", "")
-        return out
 
     async def _scale(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
         obj = self.store.get(res, ns, name)
@@ -570,7 +552,7 @@ class ApiServer:
             scaled["spec"]["replicas"] = replicas
             # an Update through the scale subresource, recorded as such in managedFields
             record_update(res, obj, scaled, self._manager(request), "scale")
-            obj = self._dry_update(res, obj, scaled, "") if dry_run(request) else self.store.update(res, ns, scaled)
+            obj = dry_update(self.store, res, obj, scaled, "") if dry_run(request) else self.store.update(res, ns, scaled)
         return json_response(self._scale_obj(obj))
 
     @staticmethod
