@@ -39,6 +39,7 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 
+
 # -- shapes ----------------------------------------------------------------------------------
 def root(res: Resource) -> Shape:
     d = kind_def(res.group, res.version, res.kind)
