@@ -1,10 +1,10 @@
 """Whoever can edit a Deployment writes the names rollout-verify prints. Hostile text (line
 breaks, `::error`/`::add-mask::` workflow commands, the legacy `##[stop-commands]`/`##[add-mask]`/
-`##[error]` mid-line, ESC, U+202E) in a mountPath, a ConfigMap item's path, a container name, an
-env key and label values reaches every output of one run escaped, and every output of `report
-merge` over its report: stdout, stderr, $GITHUB_OUTPUT, the step summary, GitLab's sections,
---report-json, --junit, --summary and each --output-dir file (tests/support/forged.py says what
-none may hold)."""
+`##[error]` mid-line, ESC, U+202E) in a mountPath, a ConfigMap item's path, a container name and
+an env key reaches every output of one run escaped, and every output of `report merge` over its
+report: stdout, stderr, $GITHUB_OUTPUT, the step summary, GitLab's sections, --report-json,
+--junit, --summary and each --output-dir file (tests/support/forged.py says what none may hold).
+Label values cannot carry it: the apiserver refuses them (ValidateLabels, kubesim's objectmeta.py)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,6 @@ def _hostile_deployment() -> dict:
     )
     spec = d["spec"]["template"]["spec"]
     spec["containers"][0]["name"] = f"app{FORGED}"
-    d["spec"]["template"]["metadata"]["labels"]["tier"] = f"t{FORGED}"
-    d["metadata"].setdefault("labels", {})["owner"] = f"o{FORGED}"
     return d
 
 

@@ -125,9 +125,12 @@ def test_the_hook_job_verifies_in_cluster_restarts_once_and_completes(
     assert not any(
         e["name"].startswith("KUBECONFIG") for e in hook_pod["spec"]["containers"][0].get("env") or []
     )
-    # the restart really happened: every app pod is new
+    # the restart really happened: every app pod is new (an old one may still be Terminating: its
+    # sleep, as PID 1, ignores SIGTERM until the 1 s grace period is over)
     assert not before & {
-        p["metadata"]["name"] for p in cluster.list("Pod") if p["metadata"]["name"].startswith("web-")
+        p["metadata"]["name"]
+        for p in cluster.list("Pod")
+        if p["metadata"]["name"].startswith("web-") and not p["metadata"].get("deletionTimestamp")
     }
 
 

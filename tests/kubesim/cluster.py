@@ -482,7 +482,12 @@ class Cluster:
         )
 
     # -- used by the API server and controllers (on the loop) ----------------------
-    def delete_object(self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str) -> Obj:
+    def delete_object(
+        self, res: Resource, ns: str, name: str, *, grace: int | None, propagation: str, dry: bool = False
+    ) -> Obj:
+        """A DELETE: a pod on a node is marked for graceful deletion (its kubelet finishes it), any
+        other object removed, its dependents orphaned first for `Orphan`. A dry run answers the
+        same and changes nothing (pkg/registry/generic/registry/store.go Delete with dryRun)."""
         obj = self.store.get(res, ns, name)
         if res.kind == "Pod":
             if obj["metadata"].get("deletionTimestamp"):
@@ -499,6 +504,8 @@ class Cluster:
 
                 cur = copy.deepcopy(obj)
                 mark(cur)
+                if dry:
+                    return cur
                 # deletionTimestamp is server-owned: write it directly
                 key = self.store._key(res, ns, name)
                 self.store._stamp(cur)
@@ -506,6 +513,8 @@ class Cluster:
                 self.store.objects[key] = cur
                 self.store._emit("MODIFIED", res, ns, cur, old)
                 return cur
+        if dry:
+            return obj
         if propagation == "Orphan":
             uid = obj["metadata"]["uid"]
             for dep_res in (

@@ -19,6 +19,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 # the test HTTP app; containers see it at the same path through their overlay of the host root
 CONFIGAPP = REPO / "tests" / "kubesim" / "apps" / "configapp.py"
+# a container command that stops on SIGTERM: as a container's PID 1, a bare `sleep` installs no
+# handler, ignores the kubelet's SIGTERM and holds its pod for the whole grace period (30 s)
+STOPS_ON_TERM = ("sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done")
 
 RESTARTED = "kubectl.kubernetes.io/restartedAt"
 

@@ -20,6 +20,7 @@ from aiohttp import web
 from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from ..storage.store import Obj
+from .dryrun import dry_run
 from .fieldvalidation import with_warnings
 from .patch import apply_patch
 from .podsecurity import enforce
@@ -210,7 +211,7 @@ async def handle_ephemeral(request: web.Request, cluster: Cluster, ns: str, name
     validate_update(cur, new)
     namespace = store.find(NAMESPACES, "", ns)
     warnings = enforce(namespace, new, name=name)
-    if request.query.get("dryRun") == "All":
+    if dry_run(request):
         return with_warnings(json_response(new), warnings)
     out = store.update(PODS, ns, new)
     return with_warnings(json_response(out), warnings)

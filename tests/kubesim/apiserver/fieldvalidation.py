@@ -19,6 +19,7 @@ from ..storage.crds import CustomResource
 from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from .customresources import prune as custom_prune
+from .decoding import json_error
 from .openapi_schema import Shape, kind_def, shape
 
 DIRECTIVES = ("Ignore", "Warn", "Strict")
@@ -98,25 +99,35 @@ def plain(value: Any) -> Any:
     return value
 
 
+def undecodable(res: Resource, obj: Any, text: str) -> ApiError:
+    """transformDecodeError's 400: a create or update body that did not decode names the kind
+    and version it claims, or summarises itself."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind:
+        version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+        return ApiError.bad_request(f'{kind} in version "{version}" cannot be handled as a {res.kind}: {text}')
+    summary = json.dumps(plain(obj))
+    summary = summary[:30] + " ..." if len(summary) > 30 else summary
+    return ApiError.bad_request(f"the object provided is unrecognized (must be of type {res.kind}): {text} ({summary})")
+
+
 def validate(request: web.Request, res: Resource, obj: Any, *, decode_error: bool) -> list[str]:
-    """Apply the request's directive to `obj` (pruned in place); the warnings to send. Under
-    Strict, raise the 400: a create or update names the kind and version the body claims
-    (transformDecodeError), a patch only the strict decoding error."""
+    """Apply the request's directive to `obj` (pruned in place); the warnings to send. A create
+    or update body with a value of the wrong type is a 400 whatever the directive (decoding.py);
+    under Strict, an unknown or duplicate field is a 400 too: a create or update names the kind
+    and version the body claims (transformDecodeError), a patch only the strict decoding error."""
     mode = directive(request)
+    wrong = json_error(res, obj) if decode_error else None
+    if wrong is not None:
+        raise undecodable(res, obj, wrong)
     errors = strict_errors(res, obj)
     if not errors or mode == "Ignore":
         return []
     if mode == "Warn":
         return errors
     text = "strict decoding error: " + ", ".join(errors)
-    kind = obj.get("kind") if isinstance(obj, dict) else None
-    if decode_error and kind:
-        version = str(obj.get("apiVersion", "")).rpartition("/")[2]
-        text = f'{kind} in version "{version}" cannot be handled as a {res.kind}: {text}'
-    elif decode_error:
-        summary = json.dumps(plain(obj))
-        summary = summary[:30] + " ..." if len(summary) > 30 else summary
-        text = f"the object provided is unrecognized (must be of type {res.kind}): {text} ({summary})"
+    if decode_error:
+        raise undecodable(res, obj, text)
     raise ApiError.bad_request(text)
 
 

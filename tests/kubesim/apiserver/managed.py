@@ -1,19 +1,23 @@
-"""metadata.managedFields and server-side apply, after the apiserver's fieldmanager
-(staging/src/k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager) and structured-merge-diff.
+"""metadata.managedFields and server-side apply, as the apiserver's field manager
+(kubernetes/apimachinery pkg/util/managedfields/internal) drives structured-merge-diff
+(kubernetes-sigs/structured-merge-diff merge/update.go; its typed values: fieldsets.py).
 
-A field set is a set of paths; a path is a tuple of fieldsV1 keys (`f:name`, `k:{"name":"x"}`,
-`v:"value"`). Shapes (granular or atomic maps, associative/set/atomic lists) come from kubesim's
-schema table (openapi_schema.py); anything it does not describe is a granular map or an atomic
-list, as for a schemaless type.
-
-- Update (create, update, patch): the manager gains every path whose value the request added or
-  changed (defaulted values included), and every other manager loses them; no conflicts.
-- Apply: the manager's set becomes exactly the applied configuration's fields (leaves, list
-  items, atomic values). A field another manager owns whose value the configuration would change
-  is a conflict: 409 `Apply failed with 1 conflict: conflict with "kubectl" using v1: .data.k`,
-  unless `force=true`, which takes the field over. Fields the applier owned alone and no longer
-  applies are removed. The first apply to an object without managedFields gives its fields to
-  `before-first-apply` (an Update entry).
+- Apply (Updater.Apply): the configuration merged into the live object; the applier's set
+  becomes the configuration's fields; `prune` removes what it applied last time and no longer
+  applies, unless another manager owns it or the new configuration still names it or something
+  under it (`EnsureNamedFieldsAreMembers`): applying `data: {}` and then `data: {k: v}` keeps
+  `k`. The conflicts (Updater.update) are the fields another manager owns that the apply
+  modifies or adds: equal values are no conflict (both managers then own the field), a list
+  item is never one (only its fields change); `force` takes them over; a removed field leaves
+  every manager. 409 with one cause per field (merge/conflict.go, internal/conflict.go: grouped
+  by manager, an applier named `"kubectl"`, an updater `"kubectl-create" using apps/v1`).
+- Update (create, update, patch; managedfieldsupdater.go): the operation owns what it added or
+  changed, merged into its manager's entry, whose time moves; other managers lose it.
+- stripmeta.go (name, uid, ... never owned), skipnonapplied.go (an apply to an object without
+  managedFields first records them as `before-first-apply`), capmanagers.go (at most 10 Update
+  entries, the oldest folded into `ancient-changes`), managedfields.go (entries sorted by
+  operation, time, manager). Objects kubesim's controllers write without managedFields are
+  tracked from their first update on (on a cluster every object has them).
 """
 
 from __future__ import annotations
@@ -25,86 +29,116 @@ from typing import Any
 from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.store import now_rfc3339
-from .openapi_schema import Shape, kind_def, shape
+from .fieldsets import (
+    Comparison,
+    Path,
+    Paths,
+    compare,
+    drop_nulls,
+    ensure_named,
+    field_set,
+    from_fields_v1,
+    merge,
+    ordered,
+    path_text,
+    remove,
+    root,
+    to_fields_v1,
+    to_set,
+    zero,
+)
+from .openapi_schema import Shape
 
-Path = tuple[str, ...]
-# never owned (the fieldmanager's stripped fields); status belongs to the status subresource
-_META_IGNORED = {
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "managedFields",
-    "selfLink",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
+# stripmeta.go: fields no manager owns
+_STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
+    ("f:metadata", "f:" + k)
+    for k in (
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    )
 }
+MAX_UPDATE_MANAGERS = 10
+
+# -- managers --------------------------------------------------------------------------------
+Manager = tuple[str, str, str, str]  # (manager, operation, apiVersion, subresource)
 
 
-def _root(res: Resource) -> Shape:
-    d = kind_def(res.group, res.version, res.kind)
-    return Shape("struct", definition=d) if d else Shape("open")
+def _manager_of(e: dict[str, Any]) -> Manager:
+    """BuildManagerIdentifier: an applier's identity has no apiVersion."""
+    op = e.get("operation", "")
+    return (e.get("manager", ""), op, "" if op == "Apply" else e.get("apiVersion", ""), e.get("subresource", ""))
 
 
-def _child(sh: Shape, key: str) -> Shape:
-    if sh.kind == "struct" and sh.definition is not None:
-        p = sh.definition.props.get(key)
-        return shape(p.type, p.ann) if p else Shape("open")
-    if sh.kind == "map":
-        return shape(sh.elem)
-    return Shape("open")
+class _Managed:
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.sets: dict[Manager, Paths] = {}
+        self.info: dict[Manager, dict[str, Any]] = {}
+        for e in entries:
+            if not isinstance(e, dict):
+                continue
+            m = _manager_of(e)
+            self.sets[m] = from_fields_v1(e.get("fieldsV1") or {})
+            self.info[m] = {k: v for k, v in e.items() if k not in ("fieldsV1", "fieldsType")}
+
+    def encode(self, obj: dict[str, Any]) -> None:
+        """EncodeObjectManagedFields, sorted as sortEncodedManagedFields sorts them."""
+        out = []
+        for m, paths in self.sets.items():
+            if not paths:
+                continue
+            e = dict(self.info.get(m) or {})
+            e.update({"manager": m[0], "operation": m[1], "apiVersion": e.get("apiVersion") or m[2]})
+            if m[3]:
+                e["subresource"] = m[3]
+            e.setdefault("time", now_rfc3339())
+            e["fieldsType"] = "FieldsV1"
+            e["fieldsV1"] = to_fields_v1(paths)
+            out.append(e)
+        order = ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource")
+        out = [{k: e[k] for k in order if k in e} for e in out]
+        out.sort(key=lambda e: (e["operation"], e.get("time", ""), e["manager"], e["apiVersion"], e.get("subresource", "")))
+        meta = obj.setdefault("metadata", {})
+        if out:
+            meta["managedFields"] = out
+        else:
+            meta.pop("managedFields", None)
+
+    def cap(self, res: Resource) -> None:
+        """capManagersManager: the oldest Update entries folded into `ancient-changes`."""
+        updaters = [m for m in self.sets if m[1] == "Update"]
+        if len(updaters) <= MAX_UPDATE_MANAGERS:
+            return
+        updaters.sort(key=lambda m: (self.info.get(m, {}).get("time", ""), m))
+        bucket: Manager = ("ancient-changes", "Update", res.api_version, "")
+        first: Manager | None = None
+        length = len(updaters)
+        for m in updaters:
+            if length <= MAX_UPDATE_MANAGERS:
+                break
+            if first is None:
+                first = m
+                continue
+            if bucket not in self.sets:
+                self.sets[bucket] = self.sets.pop(first)
+                self.info[bucket] = {"apiVersion": res.api_version}
+            self.sets[bucket] |= self.sets.pop(m)
+            self.info[bucket]["time"] = self.info.pop(m, {}).get("time", now_rfc3339())
+            length -= 1
 
 
-def _item_key(sh: Shape, item: Any) -> str:
-    if sh.list_type == "set":
-        return "v:" + json.dumps(item, separators=(",", ":"))
-    keys = {k: item.get(k) for k in sh.keys if isinstance(item, dict) and k in item}
-    return "k:" + json.dumps(dict(sorted(keys.items())), separators=(",", ":"))
+def _ignored(res: Resource, subresource: str, paths: Paths) -> Paths:
+    """The strategy's reset fields: the main resource never owns status (when it has a status
+    subresource), the status subresource owns nothing else; stripmeta.go's fields are no one's."""
 
-
-def _atomic(sh: Shape) -> bool:
-    return sh.atomic or sh.kind in ("scalar",) or (sh.kind == "list" and sh.list_type == "atomic")
-
-
-def _by_value(sh: Shape, key: str) -> bool:
-    """A struct field Go holds by value: present (as `{}`) even in a zero object, so never
-    "added" as a node of its own while it has fields."""
-    p = sh.definition.props.get(key) if sh.kind == "struct" and sh.definition else None
-    return p is not None and "value" in p.ann
-
-
-def _leaves(
-    value: Any, sh: Shape, path: Path, out: set[Path], all_nodes: bool, by_value: bool = False
-) -> None:
-    """ToFieldSet: leaves, list items and atomic values (`all_nodes`: map and pointer-struct
-    nodes too, as an Update's added subtree records them)."""
-    if isinstance(value, dict) and not _atomic(sh) and sh.kind != "list":
-        if (all_nodes and path and not (by_value and value)) or (path and not value):
-            out.add(path)
-        for k, v in value.items():
-            _leaves(v, _child(sh, k), (*path, f"f:{k}"), out, all_nodes, _by_value(sh, k))
-    elif isinstance(value, list) and sh.kind == "list" and sh.list_type != "atomic":
-        if not value:
-            out.add(path)  # an associative list's node is recorded only when it has no items
-        elem = shape(sh.elem)
-        for item in value:
-            p = (*path, _item_key(sh, item))
-            out.add(p)
-            if sh.list_type == "map" and isinstance(item, dict):
-                _leaves(item, elem, p, out, all_nodes)
-    elif path:
-        out.add(path)
-
-
-def _strip(res: Resource, paths: set[Path], subresource: str) -> set[Path]:
     def kept(p: Path) -> bool:
-        if p[0] in ("f:apiVersion", "f:kind"):
-            return False
-        if p[0] == "f:metadata" and len(p) > 1 and p[1][2:] in _META_IGNORED:
-            return False
-        if p == ("f:metadata",):
+        if p in _STRIPPED or not p:
             return False
         is_status = p[0] == "f:status"
         return is_status if subresource == "status" else not (is_status and "status" in res.subresources)
@@ -112,271 +146,130 @@ def _strip(res: Resource, paths: set[Path], subresource: str) -> set[Path]:
     return {p for p in paths if kept(p)}
 
 
-def field_set(res: Resource, obj: Any, *, all_nodes: bool = False, subresource: str = "") -> set[Path]:
-    out: set[Path] = set()
-    _leaves(obj, _root(res), (), out, all_nodes)
-    return _strip(res, out, subresource)
-
-
-def _changed(old: Any, new: Any, sh: Shape, path: Path, out: set[Path]) -> None:
-    if old == new:
-        return
-    if old is None:
-        _leaves(new, sh, path, out, True)
-        return
-    if old == {} and new == {}:
-        return
-    if isinstance(new, dict) and isinstance(old, dict) and not _atomic(sh) and sh.kind != "list":
-        for k, v in new.items():
-            child = _child(sh, k)
-            if old.get(k) is None and _by_value(sh, k) and isinstance(v, dict):
-                _changed({}, v, child, (*path, f"f:{k}"), out)  # present as {} in any object
-            else:
-                _changed(old.get(k), v, child, (*path, f"f:{k}"), out)
-    elif isinstance(new, list) and isinstance(old, list) and sh.kind == "list" and sh.list_type != "atomic":
-        elem = shape(sh.elem)
-        before = {_item_key(sh, i): i for i in old}
-        for item in new:
-            k = _item_key(sh, item)
-            if sh.list_type == "map" and k in before:
-                _changed(before[k], item, elem, (*path, k), out)
-            elif k not in before:
-                _leaves(item, elem, (*path, k), out, True)
-                out.add((*path, k))
-    elif path:
-        out.add(path)
-
-
-# -- fieldsV1 encoding ---------------------------------------------------------
-def to_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    members: set[Path] = set(paths)
-    for p in paths:
-        node = tree
-        for part in p:
-            node = node.setdefault(part, {})
-
-    def render(node: dict[str, Any], path: Path) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if node and path in members:
-            out["."] = {}
-        for k in sorted(node):
-            out[k] = render(node[k], (*path, k))
-        return out
-
-    return render(tree, ())
-
-
-def from_fields_v1(fields: dict[str, Any], path: Path = ()) -> set[Path]:
-    out: set[Path] = set()
-    for k, v in (fields or {}).items():
-        if k == ".":
-            out.add(path)
-        elif not v:
-            out.add((*path, k))
-        else:
-            out |= from_fields_v1(v, (*path, k))
+def _without_managed(obj: Any) -> Any:
+    out = copy.deepcopy(obj) if isinstance(obj, dict) else {}
+    out.get("metadata", {}).pop("managedFields", None)
     return out
 
 
-def path_text(p: Path) -> str:
-    """structured-merge-diff's fieldpath.Path.String(): `.spec.containers[name="x"].image`."""
-    out = ""
-    for part in p:
-        kind, body = part[:2], part[2:]
-        if kind == "f:":
-            out += "." + body
-        elif kind == "k:":
-            pairs = json.loads(body)
-            out += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in pairs.items()) + "]"
-        else:
-            out += "[=" + body + "]"
-    return out
-
-
-def _value_at(obj: Any, p: Path, res: Resource) -> Any:
-    cur, sh = obj, _root(res)
-    for part in p:
-        if part.startswith("f:"):
-            cur = cur.get(part[2:]) if isinstance(cur, dict) else None
-            sh = _child(sh, part[2:])
-        else:
-            items = cur if isinstance(cur, list) else []
-            cur = next((i for i in items if _item_key(sh, i) == part), None)
-            sh = shape(sh.elem) if sh.kind == "list" else Shape("open")
-        if cur is None:
-            return None
-    return cur
-
-
-# -- entries -------------------------------------------------------------------
-def _entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    return list((obj.get("metadata") or {}).get("managedFields") or [])
-
-
-def _manager_id(e: dict[str, Any]) -> tuple[str, str, str]:
-    return (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
-
-
-def _store(obj: dict[str, Any], sets: list[tuple[dict[str, Any], set[Path]]]) -> None:
-    out = []
-    for entry, paths in sets:
-        if not paths:
-            continue
-        e = {k: v for k, v in entry.items() if k not in ("fieldsType", "fieldsV1")}
-        e["fieldsType"] = "FieldsV1"
-        e["fieldsV1"] = to_fields_v1(paths)
-        out.append(e)
-    out.sort(key=lambda e: (e.get("time", ""), e.get("manager", "")))
-    meta = obj.setdefault("metadata", {})
-    if out:
-        meta["managedFields"] = out
-    else:
-        meta.pop("managedFields", None)
+def _update(
+    res: Resource, old: Any, new: Any, managed: _Managed, me: Manager, force: bool, subresource: str
+) -> Comparison:
+    """Updater.update: compare, the conflicts with every other manager, removed fields dropped."""
+    c = Comparison()
+    compare(old, new, root(res), (), c)
+    c.added = _ignored(res, subresource, c.added)
+    c.modified = _ignored(res, subresource, c.modified)
+    c.removed = _ignored(res, subresource, c.removed)
+    conflicts = {m: s & (c.modified | c.added) for m, s in managed.sets.items() if m != me}
+    conflicts = {m: s for m, s in conflicts.items() if s}
+    if conflicts and not force:
+        raise _conflict_error(managed, conflicts)
+    for m, s in conflicts.items():
+        managed.sets[m] = managed.sets[m] - s
+    for m in list(managed.sets):
+        if m != me:
+            managed.sets[m] = managed.sets[m] - c.removed
+            if not managed.sets[m]:
+                del managed.sets[m]
+                managed.info.pop(m, None)
+    return c
 
 
 def record_update(
     res: Resource, old: dict[str, Any] | None, new: dict[str, Any], manager: str, subresource: str = ""
 ) -> None:
-    """An Update by `manager`: set new's managedFields from old's and what changed."""
-    changed: set[Path] = set()
-    _changed(old, new, _root(res), (), changed)
-    changed = _strip(res, changed, subresource)
-    live = field_set(res, new, all_nodes=True) | field_set(res, new, all_nodes=True, subresource="status")
-    mine = {"manager": manager, "operation": "Update", "apiVersion": res.api_version}
-    if subresource:
-        mine["subresource"] = subresource
-    sets: list[tuple[dict[str, Any], set[Path]]] = []
-    found = False
-    for e in _entries(old or {}):
-        paths = from_fields_v1(e.get("fieldsV1") or {}) & live
-        if _manager_id(e) == _manager_id(mine):
-            found = True
-            if changed:  # any field the operation changed, owned before or not, is "now"
-                # (fieldmanager/internal/managedfieldsupdater.go: the current operation's fields)
-                e = {**e, "time": now_rfc3339()}
-            paths |= changed
-        else:
-            paths -= changed
-        sets.append((e, paths))
-    if not found:
-        sets.append(({**mine, "time": now_rfc3339()}, changed))
-    _store(new, sets)
-
-
-def apply_merge(live: Any, config: Any, sh: Shape) -> Any:
-    """The applied configuration merged into the live object (maps merge, associative lists merge
-    by key, sets union, atomic values are replaced)."""
-    if isinstance(config, dict) and isinstance(live, dict) and not _atomic(sh) and sh.kind != "list":
-        out = copy.deepcopy(live)
-        for k, v in config.items():
-            out[k] = apply_merge(live.get(k), v, _child(sh, k))
-        return out
-    if isinstance(config, list) and isinstance(live, list) and sh.kind == "list" and sh.list_type != "atomic":
-        elem = shape(sh.elem)
-        out = copy.deepcopy(live)
-        for item in config:
-            k = _item_key(sh, item)
-            i = next((n for n, x in enumerate(out) if _item_key(sh, x) == k), None)
-            if i is None:
-                out.append(copy.deepcopy(item))
-            elif sh.list_type == "map":
-                out[i] = apply_merge(out[i], item, elem)
-        return out
-    return copy.deepcopy(config)
-
-
-def _remove(obj: Any, p: Path, res: Resource) -> None:
-    parent = _value_at(obj, p[:-1], res) if len(p) > 1 else obj
-    last = p[-1]
-    if last.startswith("f:") and isinstance(parent, dict):
-        parent.pop(last[2:], None)
-    elif isinstance(parent, list):
-        sh = _root(res)
-        for part in p[:-1]:
-            sh = _child(sh, part[2:]) if part.startswith("f:") else shape(sh.elem)
-        parent[:] = [i for i in parent if _item_key(sh, i) != last]
-
-
-def _manager_text(e: dict[str, Any]) -> str:
-    out = json.dumps(e.get("manager", ""))
-    if e.get("subresource"):
-        out += f" with subresource {json.dumps(e['subresource'])}"
-    return f"{out} using {e.get('apiVersion', '')}"
+    """An Update by `manager` (create, update, patch): set new's managedFields. The operation
+    owns what it added or changed, merged into its manager's entry, whose time moves."""
+    live_entries = (old or {}).get("metadata", {}).get("managedFields") or []
+    new_entries = new.get("metadata", {}).get("managedFields") or []
+    # decodeLiveOrNew: a client may set managedFields itself, except through a subresource
+    managed = _Managed(live_entries if subresource or not new_entries else new_entries)
+    before = zero(root(res)) if old is None else _without_managed(old)
+    me: Manager = (manager, "Update", res.api_version, subresource)
+    c = _update(res, before, _without_managed(new), managed, ("current-operation", "", "", ""), True, subresource)
+    mine = c.modified | c.added
+    if mine:
+        managed.sets[me] = managed.sets.get(me, set()) | mine
+        managed.info[me] = {**managed.info.get(me, {}), "apiVersion": res.api_version, "time": now_rfc3339()}
+    managed.cap(res)
+    managed.encode(new)
 
 
 def server_side_apply(
     res: Resource, live: dict[str, Any] | None, config: dict[str, Any], manager: str, force: bool
 ) -> dict[str, Any]:
     """The object an apply by `manager` makes of `live` (None: the apply creates it)."""
-    applied = field_set(res, config)
-    if live is None:
-        out = copy.deepcopy(config)
-        entry = {
-            "manager": manager,
-            "operation": "Apply",
-            "apiVersion": res.api_version,
-            "time": now_rfc3339(),
-        }
-        _store(out, [(entry, applied)])
-        return out
-    entries = _entries(live)
-    if not entries:
-        before = {"manager": "before-first-apply", "operation": "Update", "apiVersion": res.api_version}
-        entries = [{**before, "time": now_rfc3339(), "fieldsV1": to_fields_v1(field_set(res, live))}]
-    root = _root(res)
-    merged = apply_merge(live, config, root)
-    mine = (manager, "Apply", "")
-    sets = [(e, from_fields_v1(e.get("fieldsV1") or {})) for e in entries]
-    conflicts: list[tuple[dict[str, Any], Path]] = []
-    for e, paths in sets:
-        if _manager_id(e) == mine:
-            continue
-        for p in sorted(paths & applied):
-            if _value_at(live, p, res) != _value_at(merged, p, res):
-                conflicts.append((e, p))
-    if conflicts and not force:
-        raise _conflict_error(conflicts)
-    taken = {p for _, p in conflicts}
-    previous = next((paths for e, paths in sets if _manager_id(e) == mine), set())
-    others = set().union(*(paths for e, paths in sets if _manager_id(e) != mine)) - taken
-    for p in sorted(previous - applied - others, key=len, reverse=True):
-        _remove(merged, p, res)
-    out_sets = []
-    for e, paths in sets:
-        if _manager_id(e) == mine:
-            continue
-        out_sets.append((e, paths - taken))
-    changed = applied != previous or bool(taken)
-    old_time = next((e.get("time") for e, _ in sets if _manager_id(e) == mine), None)
-    entry = {"manager": manager, "operation": "Apply", "apiVersion": res.api_version}
-    entry["time"] = now_rfc3339() if changed or old_time is None else old_time
-    out_sets.append((entry, applied))
-    _store(merged, out_sets)
-    return merged
-
-
-def _conflict_error(conflicts: list[tuple[dict[str, Any], Path]]) -> ApiError:
-    causes = [
-        {
-            "reason": "FieldManagerConflict",
-            "message": f"conflict with {_manager_text(e)}",
-            "field": path_text(p),
-        }
-        for e, p in conflicts
-    ]
-    if len(conflicts) == 1:
-        e, p = conflicts[0]
-        message = f"Apply failed with 1 conflict: conflict with {_manager_text(e)}: {path_text(p)}"
+    top = root(res)
+    if (config.get("metadata") or {}).get("managedFields") is not None:
+        raise ApiError.bad_request("metadata.managedFields must be nil")
+    base = zero(top) if live is None else _without_managed(live)
+    managed = _Managed(((live or {}).get("metadata") or {}).get("managedFields") or [])
+    if live is not None and not managed.sets:
+        # skipNonAppliedManager.Apply: what the object has is first owned by before-first-apply
+        first: Manager = ("before-first-apply", "Update", res.api_version, "")
+        c = _update(res, zero(top), base, managed, ("current-operation", "", "", ""), True, "")
+        if c.modified | c.added:
+            managed.sets[first] = c.modified | c.added
+            managed.info[first] = {"apiVersion": res.api_version, "time": now_rfc3339()}
+    me: Manager = (manager, "Apply", "", "")
+    merged = merge(base, config, top)
+    last = managed.sets.get(me)
+    managed.sets[me] = _ignored(res, "", field_set(res, config))
+    if last:
+        merged = _prune(merged, managed, last, top)
+    _update(res, base, merged, managed, me, force, "")
+    out = drop_nulls(merged)
+    if out != base or me not in managed.info:
+        managed.info[me] = {"apiVersion": res.api_version, "time": now_rfc3339()}
     else:
-        by: dict[str, list[str]] = {}
-        for e, p in conflicts:
-            by.setdefault(_manager_text(e), []).append(path_text(p))
+        managed.info[me] = {**managed.info[me], "apiVersion": res.api_version}
+    managed.encode(out)
+    return out
+
+
+def _prune(merged: Any, managed: _Managed, last: Paths, top: Shape) -> Any:
+    """Updater.prune: remove what the applier applied last time and no longer applies, unless
+    another manager (or the new configuration) claims it or something under it."""
+
+    def members(obj: Any) -> Paths:
+        out: Paths = set()
+        to_set(obj, top, (), out)
+        return ensure_named(out, top)
+
+    pruned = remove(merged, ensure_named(last, top), top) or {}
+    owned = ensure_named(set().union(*managed.sets.values()), top)
+    merged_set = members(merged)
+    pruned = remove(merged, merged_set - (members(pruned) | owned), top) or {}
+    return remove(merged, (merged_set - members(pruned)) & ensure_named(last, top), top) or {}
+
+
+def _manager_text(m: Manager, info: dict[str, Any]) -> str:
+    """printManager: an applier by name, an updater with its apiVersion."""
+    out = json.dumps(m[0])
+    if m[3]:
+        out += f" with subresource {json.dumps(m[3])}"
+    if m[1] == "Update":
+        out += f" using {info.get('apiVersion') or m[2]}"
+    return out
+
+
+def _conflict_error(managed: _Managed, conflicts: dict[Manager, Paths]) -> ApiError:
+    items = [(m, p) for m in sorted(conflicts) for p in ordered(conflicts[m])]
+    texts = {m: _manager_text(m, managed.info.get(m, {})) for m in conflicts}
+    causes = [
+        {"reason": "FieldManagerConflict", "message": f"conflict with {texts[m]}", "field": path_text(p)}
+        for m, p in items
+    ]
+    if len(items) == 1:
+        m, p = items[0]
+        message = f"Apply failed with 1 conflict: conflict with {texts[m]}: {path_text(p)}"
+    else:
         lines = []
-        for m in sorted(by):
-            lines.append(f"conflicts with {m}:")
-            lines.extend(f"- {p}" for p in by[m])
-        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+        for m in sorted(conflicts):
+            lines.append(f"conflicts with {texts[m]}:")
+            lines.extend(f"- {path_text(p)}" for p in ordered(conflicts[m]))
+        message = f"Apply failed with {len(items)} conflicts: " + "\n".join(lines)
     return ApiError(409, "Conflict", message, {"causes": causes})
 
 

@@ -17,9 +17,10 @@ NAMESPACES = BY_PATH[("", "namespaces")]
 IMMORTAL = ("default", "kube-system", "kube-public")
 
 
-def begin_deletion(store: Store, name: str) -> Obj:
+def begin_deletion(store: Store, name: str, *, dry: bool = False) -> Obj:
     """DELETE /api/v1/namespaces/NAME: refused for the immortal ones; with finalizers, marked
-    (deletionTimestamp, phase Terminating) and returned, 200; without, removed at once."""
+    (deletionTimestamp, phase Terminating) and returned, 200; without, removed at once. A dry
+    run answers the same and changes nothing."""
     if name in IMMORTAL:
         raise ApiError(
             403,
@@ -31,12 +32,12 @@ def begin_deletion(store: Store, name: str) -> Obj:
     if cur["metadata"].get("deletionTimestamp"):
         return cur
     if not (cur.get("spec") or {}).get("finalizers"):
-        return store.remove(NAMESPACES, "", name)
+        return cur if dry else store.remove(NAMESPACES, "", name)
     new = copy.deepcopy(cur)
     new["metadata"]["deletionTimestamp"] = now_rfc3339()
     new["metadata"]["deletionGracePeriodSeconds"] = 0
     new.setdefault("status", {})["phase"] = "Terminating"
-    return store.replace(NAMESPACES, "", new)
+    return new if dry else store.replace(NAMESPACES, "", new)
 
 
 def refuse_if_terminating(store: Store, res: Resource, namespace: str, name: str) -> None:

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from ..node.containers import DEFAULT_PATH, enter_command, kill_exec, resolve_binary, shell_less
+from ..node.containers import (
+    DEFAULT_PATH,
+    ContainerRuntime,
+    enter_command,
+    kill_exec,
+    resolve_binary,
+    shell_less,
+)
 from ..storage.errors import ApiError
 from ..storage.resources import BY_PATH
 from .pod_log import pick_container
@@ -115,6 +122,25 @@ async def _kubelet_refused(
     return ws
 
 
+async def _runtime_attempt(crt: ContainerRuntime, env: dict[str, str]) -> None:
+    """What the runtime does before it knows a program is missing: runc's exec enters the
+    container's namespaces as its user (kubesim: the nsenter any exec runs through) and fails at
+    execve. On a node the failure reaches the client only after that and the apiserver's round
+    trip to the kubelet (apiserver pkg/util/proxy/streamtranslator.go: the WebSocket's first empty
+    frame, then the SPDY exec to the kubelet, then the Status on the error channel), never in the
+    same breath as the first frame. kubectl <= 1.33 starts reading frames before it has created
+    its streams (client-go tools/remotecommand/websocket.go, fixed in 1.34 by waiting on
+    readyChan), so a Status sent with the first frame could be discarded ("Unknown stream id 3")
+    and the close end the session as "closed all streams"."""
+    with contextlib.suppress(OSError):
+        proc = await asyncio.create_subprocess_exec(
+            *enter_command(crt), "/bin/sh", "-c", ":",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL, env=env, close_fds=False,
+        )  # fmt: skip
+        await proc.wait()
+
+
 async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str) -> web.StreamResponse:
     q = request.query
     cluster.exec_request_lines.append(len(f"{request.method} {request.raw_path} HTTP/1.1"))
@@ -162,6 +188,7 @@ async def handle_exec(request: web.Request, cluster: Cluster, ns: str, name: str
     root = f"/proc/{crt.pid}/root"
     binary = None if shell_less(crt.image) else resolve_binary(argv[0], root, env.get("PATH", DEFAULT_PATH))
     if binary is None:
+        await _runtime_attempt(crt, env)
         await latency
         await ws.send_bytes(bytes([ERROR]) + json.dumps(_oci_error(crt.container_id[13:], argv[0])).encode())
         await ws.close()

@@ -1,7 +1,8 @@
 """Protobuf request bodies, for the built-in kinds kubectl's typed commands send that way:
 `kubectl create serviceaccount|role|rolebinding|token|deployment|configmap|secret generic|
-namespace|job` (the workload tables are in protobuf_kinds.py), `kubectl auth can-i [--list]` and
-`kubectl auth whoami`. Any other kind keeps the 415 a custom-resource endpoint answers (README:
+namespace|job` (the workload tables are in protobuf_kinds.py), `kubectl create service` and
+`kubectl debug --copy-to` (a Service, a whole Pod: protobuf_core.py), `kubectl auth can-i
+[--list]` and `kubectl auth whoami`. Any other kind keeps the 415 a custom-resource endpoint answers (README:
 bodies are JSON, YAML or these protobuf kinds); answers are always JSON, which these clients accept.
 
 The envelope is the apiserver's (k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go):
@@ -19,7 +20,7 @@ import datetime as dt
 from typing import Any
 
 from ..storage.errors import ApiError
-from . import protobuf_cluster_kinds, protobuf_kinds
+from . import protobuf_cluster_kinds, protobuf_core, protobuf_kinds
 
 MAGIC = b"k8s\x00"
 
@@ -156,13 +157,15 @@ SCHEMAS.update(protobuf_kinds.SCHEMAS)
 KINDS |= protobuf_kinds.KINDS
 SCHEMAS.update(protobuf_cluster_kinds.SCHEMAS)
 KINDS |= protobuf_cluster_kinds.KINDS
+SCHEMAS.update(protobuf_core.SCHEMAS)  # the core/v1 types in full (a Pod's spec, a Service's)
+KINDS |= protobuf_core.KINDS
 # pointer fields: present only when the client set them, so a false or 0 is kept
 _KEEP_ZERO = {
     "automountServiceAccountToken",
     "controller",
     "blockOwnerDeletion",
     "expirationSeconds",
-} | protobuf_kinds.KEEP_ZERO | protobuf_cluster_kinds.KEEP_ZERO
+} | protobuf_kinds.KEEP_ZERO | protobuf_cluster_kinds.KEEP_ZERO | protobuf_core.KEEP_ZERO
 
 UNSUPPORTED = ApiError(
     415,
@@ -240,7 +243,11 @@ def _message(data: bytes, name: str) -> dict[str, Any]:
             out.setdefault(key, {}).update(decoded)
         else:
             out[key] = decoded
-    return {k: v for k, v in out.items() if k in _KEEP_ZERO or v not in ("", 0, False, None, {}, [])}
+    return {
+        k: v
+        for k, v in out.items()
+        if k in _KEEP_ZERO or f"{name}.{k}" in _KEEP_ZERO or v not in ("", 0, False, None, {}, [])
+    }
 
 
 def _value(value: int | bytes, kind: str) -> Any:
@@ -264,6 +271,8 @@ def _value(value: int | bytes, kind: str) -> Any:
     if kind == "map:Quantity":  # map<string, resource.Quantity{string = 1}>
         entry = _message(value, "QuantityEntry")
         return {entry.get("key", ""): (entry.get("value") or {}).get("string", "")}
+    if kind == "quantity":  # resource.Quantity{string = 1}
+        return _message(value, "Quantity").get("string", "")
     if kind == "intstr":  # intstr.IntOrString {type = 1 (0 int, 1 string), intVal = 2, strVal = 3}
         raw = {n: v for n, v in _fields(value)}
         if raw.get(1, 0) == 1:

@@ -22,7 +22,9 @@ from .admission import admit_namespace, prepare, webhook
 from .audit import audit_middleware
 from .auth import USER
 from .customresources import served_version
+from .decoding import check_patched, typed
 from .discovery import discovery_response
+from .dryrun import delete_options, dry_run, dry_update
 from .ephemeral import handle_ephemeral
 from .eviction import handle_eviction, parse_eviction
 from .fieldvalidation import loads as loads_json
@@ -354,7 +356,7 @@ class ApiServer:
         if method == "PUT" and name:
             body = await self._body(request)
             warnings = [] if sub else validate(request, res, body, decode_error=True)
-            body = plain(body)
+            body = typed(res, plain(body))
             if body.get("metadata", {}).get("name") not in (None, name):
                 raise ApiError.bad_request("the name of the object does not match the name on the URL")
             body.setdefault("metadata", {})["name"] = name
@@ -365,10 +367,11 @@ class ApiServer:
             if res.kind == "Job" and not sub:
                 body["metadata"]["uid"] = self.store.get(res, ns or "", name)["metadata"]["uid"]
                 admit_job(body)
+            cur = self.store.get(res, ns or "", name)
             if sub != "status":
-                record_update(
-                    res, self.store.get(res, ns or "", name), body, self._manager(request), sub or ""
-                )
+                record_update(res, cur, body, self._manager(request), sub or "")
+            if dry_run(request):
+                return with_warnings(json_response(dry_update(self.store, res, cur, body, sub or "")), warnings)
             out = self.store.update(res, ns or "", body, subresource=sub or "")
             return with_warnings(json_response(out), warnings)
         if method == "PATCH" and name and self._is_apply(request) and not sub:
@@ -377,7 +380,11 @@ class ApiServer:
             cur = self.store.get(res, ns or "", name)
             raw = await request.read()
             target = copy.deepcopy(cur)
-            patched = apply_patch(target, raw, request.headers.get("Content-Type", ""))
+            ctype = request.headers.get("Content-Type", "")
+            patched = apply_patch(target, raw, ctype)
+            if sub in (None, "status"):  # what does not decode into the kind is refused (decoding.py)
+                check_patched(res, patched, json.loads(raw), "strategic" in ctype)
+            patched = typed(res, patched)
             patched.setdefault("metadata", {})["name"] = name
             warnings = [] if sub else validate(request, res, patched, decode_error=False)
             # a patch never carries a stale resourceVersion unless the client put one in
@@ -387,10 +394,8 @@ class ApiServer:
                 admit_service(self.store, patched, cur)
             if res.kind == "Job" and not sub:
                 admit_job(patched)
-            if flag(request.query.get("dryRun")) or request.query.get("dryRun") == "All":
-                if sub != "status":
-                    self.store.admit(res, patched, cur)
-                return with_warnings(json_response(patched), warnings)
+            if dry_run(request):
+                return with_warnings(json_response(dry_update(self.store, res, cur, patched, sub or "")), warnings)
             if sub != "status":
                 record_update(res, cur, patched, self._manager(request), sub or "")
             out = self.store.update(res, ns or "", patched, subresource=sub or "")
@@ -398,11 +403,13 @@ class ApiServer:
         if method == "DELETE" and name:
             return await self._delete(request, res, ns or "", name)
         if method == "DELETE":
+            opts = await delete_options(request)
+            dry = dry_run(request, opts)
             sel = parse_label_selector(request.query.get("labelSelector", ""))
             for obj in self.store.list(res, ns):
                 if labels_match(obj["metadata"].get("labels") or {}, sel):
                     self.cluster.delete_object(
-                        res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background"
+                        res, ns or "", obj["metadata"]["name"], grace=None, propagation="Background", dry=dry
                     )
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
         raise ApiError.method_not_allowed()
@@ -459,12 +466,12 @@ class ApiServer:
         warnings = validate(request, res, config, decode_error=False)
         config.setdefault("metadata", {})["name"] = name
         live = self.store.find(res, ns, name)
-        merged = server_side_apply(res, live, config, manager, flag(request.query.get("force")))
+        merged = typed(res, server_side_apply(res, live, config, manager, flag(request.query.get("force"))))
         prepare(res, merged)
         webhook(res, merged, None, self.cluster.knobs)
         if res.kind == "Service":
             admit_service(self.store, merged, live)
-        dry = request.query.get("dryRun") == "All"
+        dry = dry_run(request)
         if live is None:
             refuse_if_terminating(self.store, res, ns, name)
             if res.kind == "Job":
@@ -501,7 +508,7 @@ class ApiServer:
     async def _create(self, request: web.Request, res: Resource, ns: str) -> web.Response:
         body = await self._body(request)
         warnings = validate(request, res, body, decode_error=True)
-        body = plain(body)
+        body = typed(res, plain(body))
         if body.get("kind") not in (None, res.kind):
             raise ApiError.bad_request(
                 f"the API version in the data ({body.get('apiVersion')}) does not match the expected API version ({res.api_version})"
@@ -523,7 +530,7 @@ class ApiServer:
         if res.kind == "Namespace":
             admit_namespace(body)
         record_update(res, None, body, self._manager(request))
-        if request.query.get("dryRun") == "All":
+        if dry_run(request):
             self.store.admit(res, body, None)
             out = copy.deepcopy(body)
             out.setdefault("metadata", {}).setdefault("namespace", ns)
@@ -532,22 +539,17 @@ class ApiServer:
         return with_warnings(json_response(out, 201), warnings)
 
     async def _delete(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
-        opts: dict[str, Any] = {}
-        raw = await request.read()
-        if raw:
-            try:
-                opts = json.loads(raw)
-            except ValueError:
-                opts = {}
+        opts = await delete_options(request)
+        dry = dry_run(request, opts)
         grace = opts.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in request.query:
             grace = int(request.query["gracePeriodSeconds"])
         if res.plural == "namespaces":
-            return json_response(begin_deletion(self.store, name))
+            return json_response(begin_deletion(self.store, name, dry=dry))
         prop = opts.get("propagationPolicy") or request.query.get("propagationPolicy") or "Background"
         if opts.get("orphanDependents") is True:
             prop = "Orphan"
-        out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop)
+        out = self.cluster.delete_object(res, ns, name, grace=grace, propagation=prop, dry=dry)
         return json_response(out)
 
     async def _scale(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
@@ -567,7 +569,7 @@ class ApiServer:
             scaled["spec"]["replicas"] = replicas
             # an Update through the scale subresource, recorded as such in managedFields
             record_update(res, obj, scaled, self._manager(request), "scale")
-            obj = self.store.update(res, ns, scaled)
+            obj = dry_update(self.store, res, obj, scaled, "") if dry_run(request) else self.store.update(res, ns, scaled)
         return json_response(self._scale_obj(obj))
 
     @staticmethod

@@ -29,6 +29,7 @@ from typing import Any
 from ..storage.errors import ApiError
 from ..storage.resources import Resource
 from ..storage.store import Obj
+from .objectmeta import meta_errors
 
 # field.ErrorType -> metav1.CauseType (apimachinery field/errors.go)
 _CAUSES = {
@@ -38,8 +39,9 @@ _CAUSES = {
     "Forbidden": "FieldValueForbidden",
     "Unsupported value": "FieldValueNotSupported",
     "Duplicate value": "FieldValueDuplicate",
+    "Too long": "FieldValueTooLong",
 }
-_NO_VALUE = ("Required value", "Forbidden")  # ErrorBody prints no value for these
+_NO_VALUE = ("Required value", "Forbidden", "Too long")  # ErrorBody prints no value for these
 NONNEGATIVE = "must be greater than or equal to 0"
 IMMUTABLE = "field is immutable"
 STS_FORBIDDEN = (
@@ -119,8 +121,10 @@ def invalid(res: Resource, name: str, errs: list[FieldError]) -> ApiError:
 
 
 def admit(res: Resource, obj: Obj, old: Obj | None) -> None:
-    """The Store's admission hook: validate a create (`old` None) or an update; raise the 422."""
-    errs = validate_object(res.kind, obj)
+    """The Store's admission hook: validate a create (`old` None) or an update; raise the 422.
+    The metadata's errors come first, as each kind's ValidateX starts with ValidateObjectMeta."""
+    errs = [FieldError(*e) for e in meta_errors(res.kind, obj, create=old is None)]
+    errs += validate_object(res.kind, obj)
     if old is not None:
         errs += validate_update(res.kind, obj, old)
     if errs:

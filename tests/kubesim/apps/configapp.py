@@ -11,6 +11,10 @@ Endpoints:
   GET /trickle  200, then one byte every 200 ms for a minute: an app that never finishes answering.
   *   /echo     JSON of the request as received (method, path, query, headers, body), for proxy tests.
 
+It stops at once on SIGTERM, as a well-behaved server does (its handler exits 143, as the
+signal's default action would): as a container's PID 1 a process without a handler would ignore
+the kubelet's SIGTERM and be killed only when its grace period is over.
+
 Env (argv[1] overrides PORT):
   PORT                 listening port (default 8080)
   BIND_ADDRESS         address to bind (default 0.0.0.0; 127.0.0.1 listens on the pod's localhost only)
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -121,6 +126,7 @@ def main(argv: list[str]) -> int:
     port = int(argv[1] if len(argv) > 1 else os.environ.get("PORT", "8080"))
     server = ThreadingHTTPServer((os.environ.get("BIND_ADDRESS", "0.0.0.0"), port), Handler)
     server.daemon_threads = True
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(128 + signal.SIGTERM))
     print(f"configapp listening on {server.server_address[0]}:{port}", flush=True)
     server.serve_forever()
     return 0

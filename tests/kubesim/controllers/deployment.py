@@ -333,6 +333,7 @@ class DeploymentController:
         rss = [rs for rs in self.store.list(RS, ns) if has_owner_ref(rs, d)]
         st = lambda r, k: int((r.get("status") or {}).get(k, 0))  # noqa: E731
         total = sum(st(r, "replicas") for r in rss)
+        desired = sum(int(r["spec"].get("replicas", 0)) for r in rss)
         updated = st(new, "replicas") if new is not None else 0
         ready = sum(st(r, "readyReplicas") for r in rss)
         available = sum(st(r, "availableReplicas") for r in rss)
@@ -445,7 +446,10 @@ class DeploymentController:
             "updatedReplicas": updated,
             "readyReplicas": ready,
             "availableReplicas": available,
-            "unavailableReplicas": max(replicas - available, 0),
+            # calculateStatus (pkg/controller/deployment/sync.go): the sum of every ReplicaSet's
+            # spec.replicas (GetReplicaCountForReplicaSets) less the available ones, so a stuck
+            # rollout's surge pod counts: 2 old available + 1 new not = 1 unavailable
+            "unavailableReplicas": max(desired - available, 0),
             "conditions": [conds[k] for k in ("Available", "Progressing", "ReplicaFailure") if k in conds],
         }
         status = {k: v for k, v in status.items() if v or k in ("observedGeneration", "conditions")}

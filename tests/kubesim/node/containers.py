@@ -112,6 +112,7 @@ class ContainerRuntime:
     uid: int = 0  # the process's user and group (runAsUser/runAsGroup, else the image's)
     gid: int = 0
     caps: str = ""  # its capability bounding set as setpriv takes it ("": all, privileged)
+    stands_in: bool = False  # runs a stand-in for an image's server (images.py), which stops on SIGTERM
 
 
 @dataclass

@@ -344,6 +344,11 @@ def standin(argv: list[str], img: Image, path: str) -> list[str]:
     return argv
 
 
+def standing_in(argv: list[str], img: Image, path: str) -> bool:
+    """Whether `argv` runs a stand-in for one of the image's own servers (not an alias)."""
+    return argv[0] not in img.aliases and standin(argv, img, path) is not argv
+
+
 def start_error(lookup_text: str) -> str:
     """The message of a container runc could not start, as containerd (1.7, runc 1.2) returns it
     and the kubelet records it: internal/cri/server/container_start.go wraps the task error,

@@ -45,7 +45,7 @@ from .memory import memory_limit, watch_memory
 from .objectcache import ObjectCache
 from .probes import probe_container
 from .puller import ImagePuller
-from .runtime import StartError, close_stdin, exit_code, start_process
+from .runtime import StartError, close_stdin, exit_code, start_process, stop_signal
 from .sandbox import Ipam, Sandbox, SandboxError, create_sandbox, destroy_sandbox, pod_cidr
 from .secretsstore import SecretsStore
 from .status import apply_status
@@ -239,7 +239,7 @@ class Kubelet:
                 for s in inits:
                     sc = rt.containers[s["name"]]
                     if s.get("restartPolicy") == "Always" and sc.proc is not None:
-                        await _stop(sc.proc, 0)
+                        await _stop(sc, sc.proc, 0)
                 self._publish(rt)
                 return None
         rt.initialized = True
@@ -438,7 +438,7 @@ class Kubelet:
     async def _halt(self, rt: PodRuntime, name: str, proc: asyncio.subprocess.Process, grace: float) -> None:
         """killContainer for one container: its preStop hook, then SIGTERM for what is left of
         the grace period, then SIGKILL."""
-        await _stop(proc, await self._pre_stop(rt, name, grace))
+        await _stop(rt.containers[name], proc, await self._pre_stop(rt, name, grace))
 
     async def _pre_stop(self, rt: PodRuntime, name: str, grace: float) -> float:
         """executePreStopHook: run the container's preStop hook for at most `grace` seconds
@@ -528,22 +528,21 @@ class Kubelet:
     async def _kill(self, rt: PodRuntime, *, grace: float, record: bool = False) -> None:
         rt.stopping = True
         running = [
-            (name, c.proc)
+            (name, c, c.proc)
             for name, c in rt.containers.items()
             if c.proc is not None and c.proc.returncode is None
         ]
         if record:  # killContainer's event for a pod being deleted
-            for name, _ in running:
+            for name, _, _ in running:
                 self.recorder.event(
                     container_ref(rt.pod, name), "Normal", "Killing", f"Stopping container {name}"
                 )
         # each container's preStop hook first, within the grace period (what it takes is taken off)
-        left = await asyncio.gather(*(self._pre_stop(rt, name, grace) for name, _ in running))
+        left = await asyncio.gather(*(self._pre_stop(rt, name, grace) for name, _, _ in running))
         grace = min(left, default=grace)
-        procs = [p for _, p in running]
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGTERM)
+        procs = [p for _, _, p in running]
+        for _, crt, p in running:
+            stop_signal(crt, p)
         if procs:
             try:
                 await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), timeout=max(grace, 0.05))
@@ -579,10 +578,9 @@ class Kubelet:
         )
 
 
-async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """Stop a container: SIGTERM, then SIGKILL once its grace period is over."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
+async def _stop(crt: ContainerRuntime, proc: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop a container: SIGTERM (as PID 1 gets it), then SIGKILL once its grace period is over."""
+    stop_signal(crt, proc)
     try:
         await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=max(grace, 0.05))
     except TimeoutError:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..storage.store import Obj, now_rfc3339
 from .identity import bounding_set
-from .images import DEFAULT_PATH, Image, lookup_error, standin, start_error
+from .images import DEFAULT_PATH, Image, lookup_error, standin, standing_in, start_error
 from .logpump import pump
 
 if TYPE_CHECKING:
@@ -71,22 +71,51 @@ def _mount_script(rt: PodRuntime, c: Obj, merged: Path, cdir: Path) -> list[str]
 
 # inside the container's root: wait for the runtime's go-ahead on stdin (runc's exec fifo), then
 # stdin becomes /dev/null (or stays the open pipe with `stdin: true`), enter the working directory
-# and run the program. This shell stays PID 1 of the container's PID namespace as a small init
-# (as `docker run --init`'s tini): the kernel drops a signal sent to a namespace's init that has
-# no handler for it, so a program that never installs a SIGTERM handler (python's http.server)
-# would ignore the kubelet's SIGTERM and wait out every grace period. It passes SIGTERM/SIGINT on
-# and exits with the program's status; it has the program's environment, user and root, so
-# `/proc/1/environ` and `/proc/1/root` show what the program sees.
+# and run the program. This shell stays PID 1 of the container's PID namespace as a small init that
+# installs no handler (so the kernel drops any signal but SIGKILL sent to it from outside) and
+# exits with the program's status; it has the program's environment, user and root, so
+# `/proc/1/environ` and `/proc/1/root` show what the program sees. The program stands for the
+# container's PID 1: stop_signal below gives it SIGTERM only as the kernel would give it to PID 1.
 def _gate(keep_stdin: bool) -> str:
     return (
         "read -r go || exit 128; "
         + ("" if keep_stdin else "exec </dev/null; ")
         + 'if [ -n "$0" ]; then cd "$0" 2>/dev/null; fi; '
-        + "trap 'kill -TERM \"$c\" 2>/dev/null' TERM INT; "
         # (dash gives an async list /dev/null as stdin unless it is redirected from another fd)
         + 'exec 3<&0; "$@" 0<&3 3<&- & c=$!; exec 3<&-; '
         + 'while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || exit "$s"; done'
     )
+
+
+def catches(pid: int, sig: int) -> bool:
+    """Whether process `pid` has a handler for `sig` (the SigCgt mask of /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def stop_signal(crt: ContainerRuntime, proc: asyncio.subprocess.Process) -> None:
+    """The runtime's StopContainer: SIGTERM to the container's PID 1, which the kernel delivers
+    from outside the PID namespace only if PID 1 handles it (kernel/signal.c sig_task_ignored,
+    SIGNAL_UNKILLABLE): busybox `sleep` or a python http.server as PID 1 never see it and are
+    killed when the grace period is over, as on a node. A stand-in (images.py) stops as the
+    image's server it stands for does on its stop signal."""
+    if crt.proc is not proc or crt.pid is None or proc.returncode is not None:
+        return
+    try:
+        with open(f"/proc/{crt.pid}/task/{crt.pid}/children") as f:
+            programs = [int(p) for p in f.read().split()]
+    except OSError:
+        return
+    for pid in programs:
+        if crt.stands_in or catches(pid, signal.SIGTERM):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
 
 
 def _setpriv(crt: ContainerRuntime, user: tuple[int, int]) -> str:
@@ -152,6 +181,7 @@ async def start_process(
     merged = cdir / "merged"
     path = env.get("PATH", DEFAULT_PATH)
     run = standin(argv, img, path)
+    crt.stands_in = standing_in(argv, img, path)
     workdir = c.get("workingDir") or img.workdir
     keep_stdin = bool(c.get("stdin"))
     lines = _mount_script(rt, c, merged, cdir)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.kubesim import Cluster
+from tests.support.helpers import STOPS_ON_TERM
 from tests.support.kubectl import Kubectl
 
 
@@ -74,7 +75,7 @@ def steps(tmp: Path) -> list[Step]:
         s("get", "namespaces", shows="kube-system"),
         # imperative creation (protobuf bodies)
         s("create", "namespace", "battery", shows="namespace/battery created"),
-        s("create", "deployment", "inns", "-n", "battery", "--image=debian", "--", "sleep", "infinity", shows="created"),
+        s("create", "deployment", "inns", "-n", "battery", "--image=debian", "--", *STOPS_ON_TERM, shows="created"),
         s("create", "deployment", "web", "--image=nginx", "--replicas=2", shows="deployment.apps/web created"),
         s("create", "configmap", "cfg", "--from-literal=a=1", shows="configmap/cfg created"),
         s("create", "secret", "generic", "sec", "--from-literal=b=2", shows="secret/sec created"),
@@ -91,7 +92,7 @@ def steps(tmp: Path) -> list[Step]:
         s("auth", "can-i", "delete", "pods", "--as=system:serviceaccount:default:bot", shows="no", code=1),
         s("auth", "whoami", shows="kubernetes-admin"),
         # pods
-        s("run", "solo", "--image=debian", "--command", "--", "sleep", "infinity", shows="pod/solo created"),
+        s("run", "solo", "--image=debian", "--command", "--", *STOPS_ON_TERM, shows="pod/solo created"),
         s("wait", "--for=condition=Ready", "pod/solo", "--timeout=60s", shows="condition met"),
         s("rollout", "status", "deployment/web", "--timeout=60s", shows="successfully rolled out"),
         s("get", "pods", shows="solo"),

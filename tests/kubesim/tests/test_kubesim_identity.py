@@ -1,12 +1,10 @@
 """Who a container's process is, as the kubelet and runtime decide it: runAsUser/runAsGroup
 (else the image's USER), the kubelet's runAsNonRoot refusal
 (pkg/kubelet/kuberuntime/security_context_others.go verifyRunAsNonRoot),
-readOnlyRootFilesystem, and a PID namespace per container whose init passes SIGTERM on."""
+readOnlyRootFilesystem, and a PID namespace per container (its PID 1's SIGTERM:
+test_kubesim_false_greens.py)."""
 
 from __future__ import annotations
-
-import json
-import time
 
 from tests.kubesim import Cluster
 from tests.support.kubectl import Kubectl
@@ -60,16 +58,3 @@ def test_run_as_non_root_refuses_an_image_that_would_run_as_root(cluster: Cluste
     )
     row = kubectl("get", "pod", "rootish", "--no-headers").split()
     assert row[2] == "CreateContainerConfigError", row
-
-
-def test_a_program_that_ignores_sigterm_as_its_own_init_still_stops_at_once(
-    cluster: Cluster, kubectl: Kubectl
-) -> None:
-    # `sleep` installs no SIGTERM handler: as PID 1 of its namespace the kernel would drop the
-    # signal; the runtime's init passes it on, so deleting the pod does not wait out its 100 s grace period
-    cluster.apply(pod("quick"))
-    cluster.wait_for(lambda: "running" in state(cluster, "quick"), timeout=60)
-    started = time.monotonic()
-    kubectl("delete", "pod", "quick", "--wait=true", timeout=60)
-    assert time.monotonic() - started < 60
-    assert json.loads(kubectl("get", "pods", "-o", "json"))["items"] == []

@@ -19,6 +19,10 @@ CREATES = [
     ("namespace", "team"),
     ("serviceaccount", "robot"),
     ("job", "once", "--image=busybox", "--", "sh", "-c", "echo done"),
+    ("service", "clusterip", "web", "--tcp=80:8080", "--tcp=443:8443"),
+    ("service", "nodeport", "np", "--tcp=81:8081"),
+    ("service", "loadbalancer", "lb", "--tcp=82:8082"),
+    ("service", "externalname", "ext", "--external-name=example.com"),
 ]
 
 
@@ -54,7 +58,7 @@ def _missing(expected: Any, got: Any, path: str = "") -> list[str]:
     return [] if expected == got else [f"{path}: {got!r} != {expected!r}"]
 
 
-@pytest.mark.parametrize("args", CREATES, ids=[a[0] for a in CREATES])
+@pytest.mark.parametrize("args", CREATES, ids=["-".join(a[:2]) for a in CREATES])
 def test_kubectl_create_sends_protobuf_and_kubesim_stores_what_kubectl_rendered(
     kubectl: Kubectl, args: tuple[str, ...]
 ) -> None:
@@ -84,6 +88,55 @@ def test_created_deployment_rolls_out(kubectl: Kubectl) -> None:
     out = kubectl("rollout", "status", "deployment/web", "--timeout=60s")
     assert "successfully rolled out" in out
     assert kubectl("get", "deploy", "web", "-o", "jsonpath={.status.readyReplicas}") == "2"
+
+
+RICH = """apiVersion: v1
+kind: Pod
+metadata: {name: rich, labels: {app: rich}}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsNonRoot: false, fsGroup: 2000}
+  tolerations: [{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 0}]
+  volumes:
+  - {name: cfg, configMap: {name: kube-root-ca.crt, optional: false, items: [{key: ca.crt, path: ca}]}}
+  - {name: scratch, emptyDir: {sizeLimit: 10Mi}}
+  containers:
+  - name: app
+    image: busybox:1.36
+    command: [sleep, "3600"]
+    env:
+    - {name: A, value: "1"}
+    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+    envFrom: [{configMapRef: {name: kube-root-ca.crt, optional: true}, prefix: CA_}]
+    ports: [{name: http, containerPort: 8080}]
+    resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 64Mi}}
+    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 5, timeoutSeconds: 2}
+    livenessProbe: {tcpSocket: {port: http}, initialDelaySeconds: 30}
+    lifecycle: {preStop: {exec: {command: ["true"]}}}
+    volumeMounts:
+    - {name: cfg, mountPath: /cfg, readOnly: true}
+    - {name: scratch, mountPath: /scratch}
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [NET_RAW]}}
+"""
+
+
+def test_kubectl_debug_copy_to_sends_the_whole_pod_as_protobuf(cluster: Cluster, kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", "-", input=RICH)
+    kubectl("wait", "--for=condition=Ready", "pod/rich", "--timeout=60s")
+    proc = kubectl.run(
+        "debug", "rich", "--copy-to=twin", "--image=busybox:1.36", "--container=dbg", "--profile=general",
+        "-v=8", "--", "sleep", "1000",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Content-Type: application/vnd.kubernetes.protobuf" in proc.stderr
+    original = json.loads(kubectl("get", "pod", "rich", "-o", "json"))["spec"]
+    twin = json.loads(kubectl("get", "pod", "twin", "-o", "json"))["spec"]
+    assert [c["name"] for c in twin["containers"]] == ["app", "dbg"]
+    twin["containers"] = twin["containers"][:1]
+    original.pop("nodeName")  # a copy is scheduled anew, without probes (kubectl's --keep-* default)
+    for probe in ("livenessProbe", "readinessProbe"):
+        original["containers"][0].pop(probe)
+    assert _missing(original, twin) == []
 
 
 def _job(kubectl: Kubectl, name: str) -> dict[str, Any]:

@@ -121,21 +121,6 @@ def test_exec_reports_the_exit_code(kubectl: Kubectl) -> None:
     assert "err" in proc.stderr and "command terminated with exit code 3" in proc.stderr
 
 
-def test_imperative_create_of_a_kind_without_a_protobuf_table_gets_415_and_the_manifest_route_works(
-    kubectl: Kubectl,
-) -> None:
-    # kubectl sends built-in kinds as protobuf; kubesim decodes the kinds of protobuf_body.py and
-    # answers any other (a Service here) as a CRD endpoint would
-    out = kubectl.run("create", "service", "clusterip", "pb", "--tcp=80:80", check=False)
-    assert out.returncode == 1
-    assert "the body of the request was in an unknown format" in out.stderr
-    manifest = kubectl(
-        "create", "service", "clusterip", "pb", "--tcp=80:80", "--dry-run=client", "-o", "yaml"
-    )
-    kubectl("apply", "-f", "-", input=manifest)
-    assert kubectl("get", "service", "pb", "-o", "jsonpath={.spec.ports[0].port}") == "80"
-
-
 def test_exec_into_a_container_that_is_not_running_reports_the_kubelets_refusal(
     cluster: Cluster, kubectl: Kubectl
 ) -> None:

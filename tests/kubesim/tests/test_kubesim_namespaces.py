@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.kubesim import Cluster
+from tests.support.helpers import STOPS_ON_TERM
 from tests.support.kubectl import Kubectl
 
 # ignores SIGTERM (and so does its sleep), so it holds the namespace until its grace period ends
@@ -30,8 +31,6 @@ STUBBORN = {
         ],
     },
 }
-
-
 def _http(cluster: Cluster) -> httpx.Client:
     return httpx.Client(
         verify=ssl.create_default_context(cafile=str(cluster.ca_path)),
@@ -51,7 +50,7 @@ def test_a_deleted_namespace_terminates_its_contents_then_goes(
     kubectl("create", "namespace", "team")
     (tmp_path / "pod.json").write_text(json.dumps(STUBBORN))
     kubectl("apply", "-f", str(tmp_path / "pod.json"))
-    kubectl("create", "deployment", "web", "-n", "team", "--image=debian", "--replicas=2", "--", "sleep", "infinity")
+    kubectl("create", "deployment", "web", "-n", "team", "--image=debian", "--replicas=2", "--", *STOPS_ON_TERM)
     kubectl("create", "configmap", "cfg", "-n", "team", "--from-literal=a=1")
     cluster.wait_for(lambda: _running(cluster, "team", 3), timeout=60, what="3 pods running in team")
 
@@ -98,7 +97,7 @@ def test_a_deleted_namespace_terminates_its_contents_then_goes(
 
 def test_kubectl_delete_namespace_waits_until_it_is_gone(cluster: Cluster, kubectl: Kubectl) -> None:
     kubectl("create", "namespace", "quick")
-    kubectl("create", "deployment", "web", "-n", "quick", "--image=debian", "--", "sleep", "infinity")
+    kubectl("create", "deployment", "web", "-n", "quick", "--image=debian", "--", *STOPS_ON_TERM)
     cluster.wait_for(lambda: _running(cluster, "quick", 1), timeout=60, what="a pod running in quick")
     assert kubectl("delete", "namespace", "quick", timeout=120).strip() == 'namespace "quick" deleted'
     assert cluster.get("Namespace", "quick") is None and cluster.list("Pod", "quick") == []

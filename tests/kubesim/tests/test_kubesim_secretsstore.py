@@ -55,6 +55,7 @@ spec:
     metadata:
       labels: {app: web}
     spec:
+      terminationGracePeriodSeconds: 1  # sleep as PID 1 ignores SIGTERM: killed after 1 s
       containers:
       - name: app
         image: busybox:1.36
