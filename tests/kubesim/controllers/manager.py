@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
+from .analysisrun import AnalysisRunController
 from .binder import VolumeBinder
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
@@ -16,6 +17,8 @@ from .namespace import NamespaceController
 from .podutil import is_active
 from .refmanager import controller_of, selector_matches
 from .replicaset import ReplicaSetController
+from .rollout import GROUP as ARGO_GROUP
+from .rollout import RolloutController
 from .scheduler import schedule
 from .serviceaccounts import NamespaceDefaults
 from .statefulset import StatefulSetController
@@ -33,6 +36,7 @@ JOBS = BY_PATH[("batch", "jobs")]
 NAMESPACES = BY_PATH[("", "namespaces")]
 ORPHAN_OWNERS = {"Pod": RS, "ReplicaSet": DEPLOY}
 PVCS = BY_PATH[("", "persistentvolumeclaims")]
+COMPLETED_RUNS = ("Successful", "Failed", "Error", "Inconclusive")
 
 
 class Controllers:
@@ -53,6 +57,9 @@ class Controllers:
         self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
+        # Argo Rollouts' controllers, working once its CRDs are applied
+        self.rollouts = RolloutController(cluster)
+        self.analysis_runs = AnalysisRunController(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -60,8 +67,14 @@ class Controllers:
         kind = ev.res.kind
         meta = ev.obj["metadata"]
         ns = ev.namespace
-        if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job"):
+        if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job") or (
+            ev.res.group == ARGO_GROUP and kind in ("Rollout", "AnalysisRun")
+        ):
             self.pending.add((kind, ns, meta["name"]))
+            if kind in ("Job", "AnalysisRun"):  # a measurement's Job wakes its run, a run its Rollout
+                for ref in meta.get("ownerReferences") or []:
+                    if ref.get("controller"):
+                        self.pending.add((ref["kind"], ns, ref["name"]))
         elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
             if kind == "ReplicaSet" and ev.type != "DELETED":
                 self.pending.add(("ReplicaSet", ns, meta["name"]))
@@ -120,8 +133,16 @@ class Controllers:
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
+        # pauses, analysis intervals, restartAt and scale-down deadlines run on the clock
+        for plural, kind in (("rollouts", "Rollout"), ("analysisruns", "AnalysisRun")):
+            res = self.store.custom.lookup(ARGO_GROUP, plural)
+            for o in self.store.list(res) if res is not None else []:
+                if kind == "Rollout" or (o.get("status") or {}).get("phase") not in COMPLETED_RUNS:
+                    self.pending.add((kind, o["metadata"]["namespace"], o["metadata"]["name"]))
         for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
-            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+            if any(
+                c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []
+            ):
                 self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
 
     def run_pending(self) -> bool:
@@ -139,6 +160,10 @@ class Controllers:
                 self.daemonsets.reconcile(ns, name)
             elif kind == "Job":
                 self.jobs.reconcile(ns, name)
+            elif kind == "Rollout":
+                self.rollouts.reconcile(ns, name)
+            elif kind == "AnalysisRun":
+                self.analysis_runs.reconcile(ns, name)
             elif kind == "Namespace":
                 self.namespaces.reconcile(name)
             elif kind == "Claim":
@@ -153,7 +178,8 @@ class Controllers:
     # -- garbage collection -----------------------------------------------------
     def _collect_garbage(self, owner: Obj) -> None:
         uid = owner["metadata"]["uid"]
-        for res in (RS, REVISIONS, PODS):
+        runs = self.store.custom.lookup(ARGO_GROUP, "analysisruns")
+        for res in (RS, REVISIONS, PODS, JOBS, *((runs,) if runs is not None else ())):
             for o in self.store.list(res, owner["metadata"].get("namespace")):
                 if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
                     self.cluster.delete_object(

@@ -118,7 +118,7 @@ PUBLISHED: dict[str, tuple[str, ...]] = {
         "stable", "stable-slim", "latest",
     ),
     "docker.io/library/nginx": (
-        "1.27", "1.27.5", "1.27-alpine", "1.28", "1.28.0", "1.29", "stable", "mainline", "alpine", "latest",
+        "1.19-alpine", "1.27", "1.27.5", "1.27-alpine", "1.28", "1.28.0", "1.29", "stable", "mainline", "alpine", "latest",
     ),
     "gcr.io/distroless/static": ("nonroot", "latest", "debug", "debug-nonroot"),
     "gcr.io/distroless/static-debian12": ("nonroot", "latest", "debug", "debug-nonroot"),
