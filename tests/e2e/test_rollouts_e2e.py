@@ -14,7 +14,7 @@ import yaml
 
 from tests.kubesim import Cluster, Fault
 from tests.support import rollouts as ro
-from tests.support.helpers import deployment, run_verify, secret
+from tests.support.helpers import REPO, deployment, run_verify, secret, seen
 from tests.support.kubectl import Kubectl
 
 CREDENTIAL = "rollouts-credential-planted-4c1e"
@@ -129,3 +129,121 @@ def test_a_healthy_rollout_is_restarted_once_through_restart_at_and_never_again(
     assert again.code == 1, again.everything
     assert "already restarted this revision" in again.stderr
     assert cluster.requests[("patch", "rollouts")] == 1
+
+
+EXAMPLES = REPO / "examples" / "argo-rollouts"
+
+
+def with_the_examples(cluster: Cluster, kubectl: Kubectl, rollout_file: str) -> dict[str, Any]:
+    """Argo Rollouts, the example templates and their Job's RBAC, Secret web-secrets without
+    FEATURE_CREDENTIAL, and the example Rollout of `rollout_file` Healthy on revision 1; its pods
+    turn Ready 2 s after they start, so the analysis starts only after that."""
+    ro.install(kubectl)
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x"}))
+    kubectl("apply", "-f", str(EXAMPLES / "analysistemplate.yaml"), "-f", str(EXAMPLES / "rbac.yaml"))
+    docs = [d for d in yaml.safe_load_all((EXAMPLES / rollout_file).read_text()) if d]
+    rollout = next(d for d in docs if d["kind"] == "Rollout")
+    (container,) = rollout["spec"]["template"]["spec"]["containers"]
+    container["readinessProbe"] = {
+        "httpGet": {"path": "/", "port": 80},
+        "initialDelaySeconds": 2,
+        "periodSeconds": 1,
+    }
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
+    return ro.wait_phase(kubectl, rollout["metadata"]["name"], "Healthy")
+
+
+def roll(kubectl: Kubectl, name: str, revision: str) -> None:
+    """A new revision (an annotation on the pod template)."""
+    patch = {"spec": {"template": {"metadata": {"annotations": {"revision": revision}}}}}
+    kubectl("patch", "rollout", name, "--type", "merge", "-p", json.dumps(patch))
+
+
+def started(cluster: Cluster, app_label: str, old_hash: str, n: int) -> bool:
+    """`n` pods of a new revision whose containers run (not yet Ready: the analysis waits)."""
+    pods = [
+        p
+        for p in cluster.list("Pod")
+        if (p["metadata"].get("labels") or {}).get("app") == app_label
+        and p["metadata"]["labels"].get(ro.HASH) != old_hash
+        and not p["metadata"].get("deletionTimestamp")
+    ]
+    running = [
+        p
+        for p in pods
+        if all(
+            "running" in (c.get("state") or {}) for c in p.get("status", {}).get("containerStatuses") or [{}]
+        )
+    ]
+    return len(running) == n
+
+
+def analysis_runs(kubectl: Kubectl) -> list[dict[str, Any]]:
+    items = json.loads(kubectl("get", "analysisruns", "-o", "json"))["items"]
+    return sorted(items, key=lambda r: r["metadata"]["creationTimestamp"] + r["metadata"]["name"])
+
+
+def job_logs(kubectl: Kubectl, run: dict[str, Any]) -> str:
+    (measurement,) = run["status"]["metricResults"][0]["measurements"]
+    logs = kubectl("logs", f"job/{measurement['metadata']['job-name']}")
+    seen(logs)  # the leak guard reads them: no secret value, no token, no traceback
+    return logs
+
+
+def test_the_example_analysis_aborts_a_canary_whose_pods_missed_the_key_and_passes_the_next_revision(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    stable = with_the_examples(cluster, kubectl, "rollout-canary.yaml")["stableRS"]
+    assert analysis_runs(kubectl) == []  # the first revision is promoted without analysis
+    roll(kubectl, "web", "2")
+    cluster.reset_counts()  # from here on, only the analysis could write
+    ro.wait(lambda: started(cluster, "web", stable, 2), "the canary's containers to start")
+    the_key_lands(cluster)  # after they started, before the analysis: they lack it
+
+    degraded = ro.wait_phase(kubectl, "web", "Degraded", timeout=120)
+    failure = 'Metric "rollout-verify" assessed Failed due to failed (1) > failureLimit (0)'
+    assert degraded["message"] == (
+        f"RolloutAborted: Rollout aborted update to revision 2: Step-based analysis phase error/failed: {failure}"
+    )
+    (run,) = analysis_runs(kubectl)
+    assert run["status"]["phase"] == "Failed"
+    logs = job_logs(kubectl, run)
+    assert "lacks env FEATURE_CREDENTIAL" in logs
+    assert f"this run is AnalysisRun {run['metadata']['name']}'s measurement: nothing is restarted" in logs
+    assert "started before secret web-secrets had FEATURE_CREDENTIAL" in logs
+    assert "FAILED rollout web: 2 of 2 pods failed verification" in logs
+    ro.wait(lambda: list(ro.pods_by_hash(kubectl, "web")) == [stable], "the canary to scale to 0")
+    assert len(ro.pods_by_hash(kubectl, "web")[stable]) == 4  # aborted back to stable
+    assert "restartAt" not in ro.get(kubectl, "web")["spec"] and cluster.requests[("patch", "rollouts")] == 0
+
+    roll(kubectl, "web", "3")  # a new revision with the key in place
+    healthy = ro.wait_phase(kubectl, "web", "Healthy", timeout=120)
+    assert healthy["stableRS"] == healthy["currentPodHash"] != stable
+    first, second = analysis_runs(kubectl)
+    assert (first["status"]["phase"], second["status"]["phase"]) == ("Failed", "Successful")
+    assert "PASSED rollout web: 2 pods verified" in job_logs(kubectl, second)
+
+
+def test_blue_green_never_promotes_a_stale_preview_and_promotes_a_verified_one(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    blue = with_the_examples(cluster, kubectl, "rollout-bluegreen.yaml")["stableRS"]
+    roll(kubectl, "checkout", "2")
+    ro.wait(lambda: started(cluster, "checkout", blue, 2), "the preview's containers to start")
+    the_key_lands(cluster)
+
+    degraded = ro.wait_phase(kubectl, "checkout", "Degraded", timeout=120)
+    assert "Blue/green pre-promotion analysis phase error/failed" in degraded["message"]
+    assert degraded["blueGreen"]["activeSelector"] == blue  # the stale preview was never promoted
+    active = ro.get(kubectl, "checkout-active", "service")["spec"]["selector"]
+    assert active[ro.HASH] == blue
+    (run,) = analysis_runs(kubectl)
+    assert run["metadata"]["labels"]["rollout-type"] == "PrePromotion"
+    assert "FAILED rollout checkout: 2 of 2 pods failed verification" in job_logs(kubectl, run)
+
+    roll(kubectl, "checkout", "3")
+    healthy = ro.wait_phase(kubectl, "checkout", "Healthy", timeout=120)
+    green = healthy["currentPodHash"]
+    assert healthy["stableRS"] == healthy["blueGreen"]["activeSelector"] == green != blue
+    assert ro.get(kubectl, "checkout-active", "service")["spec"]["selector"][ro.HASH] == green
+    assert "PASSED rollout checkout: 2 pods verified" in job_logs(kubectl, analysis_runs(kubectl)[-1])
