@@ -88,6 +88,15 @@ def test_a_paused_canary_is_verified_on_its_new_pods_only_never_restarted_then_p
     )
     assert writes(cluster) == 0 and "restartAt" not in ro.get(kubectl, "web")["spec"]
     assert out.report is not None and out.report["workloads"][0]["kind"] == "rollout"
+    stable = run_verify(
+        "--rollout", "web", "--revision", "stable", "--expect-env", "FEATURE_CREDENTIAL",
+        kubeconfig=kubeconfig, tmp_path=tmp_path / "stable",
+    )  # fmt: skip
+    assert stable.code == 1 and inspected(stable) == sorted(
+        ro.pods_by_hash(kubectl, "web")[paused["stableRS"]]
+    )
+    assert "rollout web: inspecting 2 pods of revision 1" in stable.stderr
+    assert writes(cluster) == 0
 
     ro.promote(kubectl, "web")
     done = ro.wait_phase(kubectl, "web", "Healthy")
@@ -120,14 +129,16 @@ def test_a_healthy_rollout_is_restarted_once_through_restart_at_and_never_again(
     assert rollout["status"]["currentPodHash"] == first["currentPodHash"]  # no new revision
     assert not before & set(inspected(out))  # every pod verified is a new one
 
-    # a later run on the same revision whose check fails again: the record says it was restarted
+    # a later run on the same revision (found by --selector, as Rollouts are) whose check fails
+    # again: the record says it was restarted
     cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
     again = run_verify(
-        "--rollout", "web", "--expect-env", "FEATURE_CREDENTIAL", "--exec-timeout", "2s", "--timeout", "60s",
+        "--selector", "app=web", "--expect-env", "FEATURE_CREDENTIAL", "--exec-timeout", "2s", "--timeout", "60s",
         kubeconfig=kubeconfig, tmp_path=tmp_path / "2",
     )  # fmt: skip
     assert again.code == 1, again.everything
     assert "already restarted this revision" in again.stderr
+    assert again.report is not None and [w["kind"] for w in again.report["workloads"]] == ["rollout"]
     assert cluster.requests[("patch", "rollouts")] == 1
 
 
@@ -191,7 +202,7 @@ def job_logs(kubectl: Kubectl, run: dict[str, Any]) -> str:
 
 
 def test_the_example_analysis_aborts_a_canary_whose_pods_missed_the_key_and_passes_the_next_revision(
-    cluster: Cluster, kubectl: Kubectl
+    cluster: Cluster, kubectl: Kubectl, kubeconfig: str, tmp_path: Path
 ) -> None:
     stable = with_the_examples(cluster, kubectl, "rollout-canary.yaml")["stableRS"]
     assert analysis_runs(kubectl) == []  # the first revision is promoted without analysis
@@ -215,6 +226,9 @@ def test_the_example_analysis_aborts_a_canary_whose_pods_missed_the_key_and_pass
     ro.wait(lambda: list(ro.pods_by_hash(kubectl, "web")) == [stable], "the canary to scale to 0")
     assert len(ro.pods_by_hash(kubectl, "web")[stable]) == 4  # aborted back to stable
     assert "restartAt" not in ro.get(kubectl, "web")["spec"] and cluster.requests[("patch", "rollouts")] == 0
+    out = run_verify("--rollout", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything  # aborted: Argo's message, not a wait for the timeout
+    assert f'rollout "web" is Degraded: {degraded["message"]}' in out.stdout
 
     roll(kubectl, "web", "3")  # a new revision with the key in place
     healthy = ro.wait_phase(kubectl, "web", "Healthy", timeout=120)
@@ -247,3 +261,29 @@ def test_blue_green_never_promotes_a_stale_preview_and_promotes_a_verified_one(
     assert healthy["stableRS"] == healthy["blueGreen"]["activeSelector"] == green != blue
     assert ro.get(kubectl, "checkout-active", "service")["spec"]["selector"][ro.HASH] == green
     assert "PASSED rollout checkout: 2 pods verified" in job_logs(kubectl, analysis_runs(kubectl)[-1])
+
+
+def test_a_workload_ref_rollout_is_verified_against_its_deployments_template(
+    cluster: Cluster, kubectl: Kubectl, kubeconfig: str, tmp_path: Path
+) -> None:
+    ro.install(kubectl)
+    cluster.apply(secret("web-secrets", {"DB_URL": "postgres://x", "FEATURE_CREDENTIAL": CREDENTIAL}))
+    base = deployment("web", replicas=0, env_from=[{"secretRef": {"name": "web-secrets"}}])
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(base))
+    rollout = ro.rollout("web", containers=[], replicas=2)
+    del rollout["spec"]["template"]
+    rollout["spec"]["workloadRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(rollout))
+    ro.wait_phase(kubectl, "web", "Healthy")
+    out = run_verify(
+        "ro/web", kubeconfig=kubeconfig, tmp_path=tmp_path
+    )  # --from-spec: the template's sources
+    assert out.code == 0, out.everything
+    assert "PASSED rollout web: 2 pods verified" in out.stdout
+    checks = [
+        c["target"]
+        for p in out.report["workloads"][0]["attempts"][0]["pods"]
+        for ct in p["containers"]
+        for c in ct["checks"]
+    ]  # type: ignore[index]
+    assert "FEATURE_CREDENTIAL" in checks and "DB_URL" in checks  # from the Deployment's envFrom

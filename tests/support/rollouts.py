@@ -38,7 +38,7 @@ def rollout(
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Rollout",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name, "namespace": "default", "labels": dict(labels)},
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": labels},

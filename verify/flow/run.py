@@ -25,7 +25,7 @@ from verify.kube.api import Api
 from verify.kube.cancel import Cancel
 from verify.kube.connection import Connection
 from verify.kube.kinds import KINDS, PLURAL, api_path
-from verify.model import WorkloadRef
+from verify.model import Kind, WorkloadRef
 from verify.report.result import RunResult, WorkloadResult, combine
 
 if TYPE_CHECKING:
@@ -51,10 +51,11 @@ def _label(plan: TargetPlan, namespace: str, default: str) -> str:
     return f"{plan.ref.kind} {where}{plan.ref.name}"
 
 
-def select_workloads(*, api: Api, namespace: str, selector: str) -> list[WorkloadRef]:
+def select_workloads(*, api: Api, namespace: str, selector: str) -> tuple[list[WorkloadRef], list[Kind]]:
     """Every Deployment, StatefulSet, DaemonSet and Rollout with the labels: one list per kind
-    (no Rollouts where Argo Rollouts' CRDs are not installed)."""
+    (no Rollouts where Argo Rollouts' CRDs are not installed); and the kinds looked for."""
     found: list[WorkloadRef] = []
+    searched: list[Kind] = []
     for kind in KINDS:
         try:
             items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
@@ -62,8 +63,9 @@ def select_workloads(*, api: Api, namespace: str, selector: str) -> list[Workloa
             if kind != "rollout":
                 raise
             continue
+        searched.append(kind)
         found.extend(WorkloadRef(kind=kind, name=i["metadata"]["name"]) for i in items)
-    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name))
+    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name)), searched
 
 
 def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
@@ -71,9 +73,9 @@ def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
     s = job.settings
     if s.selector is not None:
         named = {(p.ref.kind, p.ref.name, p.namespace or namespace) for p in plans}
-        matched = select_workloads(api=api, namespace=namespace, selector=s.selector)
+        matched, searched = select_workloads(api=api, namespace=namespace, selector=s.selector)
         if not matched and not plans:
-            kinds = ", ".join(PLURAL[k] for k in KINDS)
+            kinds = ", ".join(PLURAL[k] for k in searched)
             raise errors.NoWorkloadsMatched(
                 f"--selector {s.selector} matches no {kinds} in namespace {namespace}"
             )
