@@ -93,50 +93,27 @@ def promote(kubectl: Kubectl, name: str) -> None:
         kubectl("patch", "rollout", name, "--type", "merge", "-p", '{"spec":{"paused":false}}')
     st = ro.get("status") or {}
     if st.get("pauseConditions"):
-        patch = '{"status":{"pauseConditions":null}}'
+        status_patch(kubectl, name, {"pauseConditions": None})
     elif ro["spec"]["strategy"].get("canary", {}).get("steps"):
         steps = len(ro["spec"]["strategy"]["canary"]["steps"])
-        patch = json.dumps(
-            {
-                "status": {
-                    "pauseConditions": None,
-                    "currentStepIndex": min(steps, st.get("currentStepIndex", 0) + 1),
-                }
-            }
-        )
-    else:
-        return
+        index = min(steps, st.get("currentStepIndex", 0) + 1)
+        status_patch(kubectl, name, {"pauseConditions": None, "currentStepIndex": index})
+
+
+def status_patch(kubectl: Kubectl, name: str, status: dict[str, Any]) -> None:
+    """A merge patch of the Rollout's status subresource, as the plugin sends its own."""
+    patch = json.dumps({"status": status})
     kubectl("patch", "rollout", name, "--subresource", "status", "--type", "merge", "-p", patch)
 
 
 def abort(kubectl: Kubectl, name: str) -> None:
     """`kubectl argo rollouts abort NAME`."""
-    kubectl(
-        "patch",
-        "rollout",
-        name,
-        "--subresource",
-        "status",
-        "--type",
-        "merge",
-        "-p",
-        '{"status":{"abort":true}}',
-    )
+    status_patch(kubectl, name, {"abort": True})
 
 
 def retry(kubectl: Kubectl, name: str) -> None:
     """`kubectl argo rollouts retry rollout NAME`."""
-    kubectl(
-        "patch",
-        "rollout",
-        name,
-        "--subresource",
-        "status",
-        "--type",
-        "merge",
-        "-p",
-        '{"status":{"abort":false}}',
-    )
+    status_patch(kubectl, name, {"abort": False})
 
 
 def pods_by_hash(kubectl: Kubectl, app: str) -> dict[str, list[str]]:

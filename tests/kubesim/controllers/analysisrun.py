@@ -124,6 +124,10 @@ def _effective_count(metric: Obj) -> int | None:
     return count
 
 
+class _Invalid(Exception):
+    """A run that cannot be measured at all: it ends in Error with this message."""
+
+
 class AnalysisRunController:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -144,18 +148,12 @@ class AnalysisRunController:
         spec = run.get("spec") or {}
         try:
             metrics = self._resolved(spec, secrets=False, namespace=ns)
-        except ValueError as e:
-            self._finish(run, "Error", f"Unable to resolve metric arguments: {e}")
-            self._write(res, run)
-            return
-        if not metrics:
-            self._finish(run, "Error", "Analysis spec invalid: no metrics specified")
-            self._write(res, run)
-            return
-        try:
+            if not metrics:
+                raise _Invalid("Analysis spec invalid: no metrics specified")
             real = self._resolved(spec, secrets=True, namespace=ns)
-        except ValueError as e:
-            self._finish(run, "Error", f"Unable to resolve metric arguments: {e}")
+        except (ValueError, _Invalid) as e:
+            why = str(e) if isinstance(e, _Invalid) else f"Unable to resolve metric arguments: {e}"
+            self._finish(run, "Error", why)
             self._write(res, run)
             return
         for metric, resolved in zip(metrics, real, strict=True):

@@ -26,7 +26,7 @@ from .rollout_status import (
     INCONCLUSIVE,
     REVISION,
     SCALE_DOWN_DEADLINE,
-    Pause,
+    Synced,
     labels_of,
 )
 
@@ -153,26 +153,8 @@ def new_run(
     }
 
 
-class AnalysisSteps:
+class AnalysisSteps(Synced):
     """Methods of rollout._Sync (one reconciliation of one Rollout): analysissteps."""
-
-    # attributes the sync sets (rollout._Sync.__init__)
-    ro: Obj
-    new: Obj | None
-    stable: Obj | None
-    all: list[Obj]
-    others: list[Obj]
-    olds: list[Obj]
-    pause: Pause
-    new_status: Obj
-    ns: str
-    name: str
-    store: Any
-    ctl: Any
-    res: Any
-    step_ar: Obj | None
-    pre_ar: Obj | None
-    other_ars: list[Obj]
 
     def _needs_new_run(self, ar: Obj | None) -> bool:
         if ar is None:

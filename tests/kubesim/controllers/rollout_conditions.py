@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from typing import Any
 
 from ..storage.store import Obj
 from . import canary as c
@@ -29,7 +28,7 @@ from .rollout_status import (
     SCALE_DOWN_DEADLINE,
     TIMED_OUT_REASON,
     WORKLOAD_GENERATION,
-    Pause,
+    Synced,
     condition,
     get_condition,
     now,
@@ -39,26 +38,8 @@ from .rollout_status import (
 )
 
 
-class Conditions:
+class Conditions(Synced):
     """Methods of rollout._Sync (one reconciliation of one Rollout): conditions."""
-
-    # attributes the sync sets (rollout._Sync.__init__)
-    ro: Obj
-    new: Obj | None
-    stable: Obj | None
-    all: list[Obj]
-    others: list[Obj]
-    olds: list[Obj]
-    pause: Pause
-    new_status: Obj
-    ns: str
-    name: str
-    store: Any
-    ctl: Any
-    res: Any
-    step_ar: Obj | None
-    pre_ar: Obj | None
-    other_ars: list[Obj]
 
     def _base_status(self) -> Obj:
         """calculateBaseStatus."""

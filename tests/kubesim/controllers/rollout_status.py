@@ -288,3 +288,25 @@ def step_text(step: Obj) -> str:
     if step.get("experiment") is not None:
         return "experiment"
     return "invalid"
+
+
+class Synced:
+    """The state one reconciliation of a Rollout holds (rollout._Sync sets it), which the
+    strategy, analysis and conditions mixins read."""
+
+    ro: Obj  # the Rollout as stored, its workloadRef resolved
+    new: Obj | None  # the ReplicaSet of the current template
+    stable: Obj | None  # the ReplicaSet of status.stableRS
+    all: list[Obj]  # every ReplicaSet the Rollout owns
+    others: list[Obj]  # neither new nor stable
+    olds: list[Obj]  # all but new
+    pause: Pause
+    new_status: Obj
+    ns: str
+    name: str
+    store: Any
+    ctl: Any
+    res: Any
+    step_ar: Obj | None
+    pre_ar: Obj | None
+    other_ars: list[Obj]

@@ -13,7 +13,6 @@ rollout/service.go (reconcileActiveService, ensureSVCTargets), rollout/replicase
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from ..storage.store import Obj
 from . import canary as c
@@ -26,8 +25,8 @@ from .rollout_status import (
     REVISION,
     SCALE_DOWN_DEADLINE,
     SERVICES,
-    Pause,
     Stop,
+    Synced,
     format_selector,
     now,
     revision_of,
@@ -37,26 +36,8 @@ from .rollout_status import (
 )
 
 
-class Strategies:
+class Strategies(Synced):
     """Methods of rollout._Sync (one reconciliation of one Rollout): strategies."""
-
-    # attributes the sync sets (rollout._Sync.__init__)
-    ro: Obj
-    new: Obj | None
-    stable: Obj | None
-    all: list[Obj]
-    others: list[Obj]
-    olds: list[Obj]
-    pause: Pause
-    new_status: Obj
-    ns: str
-    name: str
-    store: Any
-    ctl: Any
-    res: Any
-    step_ar: Obj | None
-    pre_ar: Obj | None
-    other_ars: list[Obj]
 
     def _canary(self) -> None:
         if self._changed():
