@@ -112,9 +112,14 @@ def test_a_spec_change_not_yet_observed_or_a_rollout_no_controller_saw_is_waited
     assert state(unpausing)[2] == 'Waiting for rollout "web" to unpause...'
 
 
-def test_a_rollout_paused_by_hand_fails_at_once() -> None:
+def test_a_rollout_paused_by_hand_mid_way_fails_at_once_and_one_settled_on_stable_is_verified() -> None:
     done, failed, message = state(canary(paused=True))
     assert (done, failed) == (False, True) and "kubectl argo rollouts promote web" in message
+    settled = canary(
+        paused=True, stableRS="new", updatedReplicas=4, availableReplicas=4, message="manually paused"
+    )
+    assert state(settled) == (True, False, 'rollout "web" is paused by hand on its stable revision')
+    assert argo_rollout.restart_held(rollout=settled)  # an operator's pause: not restarted
 
 
 def test_a_blue_green_preview_awaiting_its_analysis_or_promotion_is_ready_to_verify() -> None:

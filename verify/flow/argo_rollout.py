@@ -94,11 +94,12 @@ def rollout_state(*, rollout: Mapping[str, Any]) -> tuple[bool, bool, str]:
     if phase == "Healthy":
         return True, False, f'rollout "{name}" is Healthy'
     if spec.get("paused"):
-        return (
-            False,
-            True,
-            f'rollout "{name}" is paused by hand (spec.paused); resume it with `{PROMOTE} {name}`',
-        )
+        replicas = integer(spec, "replicas", 1)
+        settled = integer(status, "updatedReplicas") == integer(status, "availableReplicas") == replicas
+        if fully_promoted(rollout) and settled:  # paused on its stable revision, every pod up
+            return True, False, f'rollout "{name}" is paused by hand on its stable revision'
+        hint = f"resume it with `{PROMOTE} {name}`"
+        return False, True, f'rollout "{name}" is paused by hand (spec.paused); {hint}'
     where = _waiting_step(rollout)
     if where and not fully_promoted(rollout):
         return True, False, f'rollout "{name}" is {phase} {where}'

@@ -46,6 +46,45 @@ def test_replica_weights_follow_upstreams_approximation() -> None:
     assert canary.approximate(3, 100, 2) == (3, 0)
 
 
+def test_counts_honour_max_surge_and_max_unavailable_when_the_weight_goes_down() -> None:
+    # upstream TestReduceWeightAndHonorMaxUnavailable: 3 replicas, maxSurge 2, maxUnavailable 0,
+    # from setWeight 100 to setWeight 0: the stable ReplicaSet grows by the surge first, the
+    # canary keeps its 3 pods until the stable ones are available
+    steps = [{"setWeight": 100}, {"pause": {}}, {"setWeight": 0}, {"pause": {}}]
+    rollout = {
+        "spec": {"replicas": 3, "strategy": {"canary": {"maxSurge": 2, "maxUnavailable": 0, "steps": steps}}},
+        "status": {"currentPodHash": "new", "stableRS": "old", "currentStepIndex": 2},
+    }
+
+    def rs(name: str, n: int, available: int) -> dict[str, object]:
+        return {
+            "metadata": {"name": name},
+            "spec": {"replicas": n},
+            "status": {"availableReplicas": available},
+        }
+
+    assert canary.basic_canary_counts(rollout, rs("new", 3, 3), rs("old", 0, 0), []) == (3, 2)
+    assert canary.basic_canary_counts(rollout, rs("new", 3, 3), rs("old", 3, 3), []) == (0, 3)
+
+
+def test_a_rollout_paused_by_its_spec_is_paused_and_promotion_unpauses_it(
+    cluster: Cluster, kubectl: Kubectl
+) -> None:
+    # upstream TestCanaryWithSpecPause: a Healthy Rollout paused by spec.paused is Paused without a
+    # Progressing RolloutPaused condition; the plugin's promote sends spec.paused false
+    ro.install(kubectl)
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(ro.rollout("web", containers=sleeper("1"))))
+    ro.wait_phase(kubectl, "web", "Healthy")
+    kubectl("patch", "rollout", "web", "--type", "merge", "-p", '{"spec":{"paused":true}}')
+    paused = ro.wait_phase(kubectl, "web", "Paused")
+    assert paused["message"] == "manually paused"
+    conditions = {c["type"]: c for c in paused["conditions"]}
+    assert conditions["Paused"]["status"] == "True" and conditions["Progressing"]["reason"] != "RolloutPaused"
+    ro.promote(kubectl, "web")
+    assert ro.get(kubectl, "web")["spec"]["paused"] is False
+    ro.wait_phase(kubectl, "web", "Healthy")
+
+
 def test_a_canary_pauses_at_its_step_with_weighted_pods_and_promotion_makes_it_healthy(
     cluster: Cluster, kubectl: Kubectl
 ) -> None:
