@@ -134,6 +134,12 @@ class Lookup:
             number = str(objects.integer(found[0], "revision")) if found else ""
         return revision_of(workload=workload, name=name, number=int(number) if number.isdigit() else 0)
 
+    def pods_of(self, workload: dict[str, Any]) -> list[dict[str, Any]]:
+        """The pods the workload's selector selects: none without one of its own (a workloadRef
+        Rollout borrows its Deployment's), never the whole namespace's."""
+        selector = objects.selector(workload)
+        return self.pods(selector=selector) if selector else []
+
     def pods(self, *, selector: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.api.get(
             f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector

@@ -227,7 +227,8 @@ def execute(
         logs.line(e.verdict())
         return _failure(e.exit_code, e.verdict())
     run = ""
-    if not connection.context:  # in-cluster: is this run an Argo Rollouts analysis step?
+    if not connection.context and not settings.dry_run and any(p.restart == "once" for p in plans):
+        # in-cluster, and something could be restarted: is this run an Argo analysis step?
         run = analysis_run.find(
             api=api, namespace=connection.namespace, pod_name=os.environ.get("HOSTNAME", "")
         )

@@ -31,7 +31,7 @@ def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> st
     """The rollout's own message, with the waiting reasons of the pods holding it back."""
     reasons: list[str] = []
     with contextlib.suppress(errors.VerifyError):
-        pods = state.lookup.pods(selector=objects.selector(exc.workload))
+        pods = state.lookup.pods_of(exc.workload)
         reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
     msg = exc.message
     refused = creation_failure(workload=exc.workload)  # no pod to wait for: the API refuses them
@@ -96,7 +96,7 @@ def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     """One line for a rollout that has not moved: kubectl's words and what holds the pods back."""
     message = workload_state(kind=state.plan.ref.kind, obj=obj).message
     try:
-        pods = state.lookup.pods(selector=objects.selector(obj))
+        pods = state.lookup.pods_of(obj)
         reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
     except errors.VerifyError:
         reasons = []  # the progress line is a courtesy: never the reason a run fails
