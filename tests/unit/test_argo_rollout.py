@@ -251,7 +251,9 @@ def test_a_rollouts_restart_is_the_plugins_merge_patch_of_restart_at_with_the_re
     ((path, body, content_type),) = api.patches
     assert path == "/apis/argoproj.io/v1alpha1/namespaces/shop/rollouts/web"
     assert content_type == "application/merge-patch+json"
-    assert body["spec"] == {"restartAt": "2026-12-05T03:00:07Z"}  # RFC 3339 in UTC, as the plugin's
+    # RFC 3339 in UTC, as the plugin's, a second on (`--in 1s`): a pod created in the second it
+    # names counts as restarted
+    assert body["spec"] == {"restartAt": "2026-12-05T03:00:08Z"}
     assert body["metadata"]["resourceVersion"] == "7"
     record = record_of({"metadata": {"annotations": body["metadata"]["annotations"]}})
     assert record is not None and record.restarted == "new"  # the revision stays: the record covers it

@@ -190,9 +190,7 @@ class Restarter:
             f"({self.prior}); it will not be restarted again"
         )
 
-    def restart(
-        self, obj: Mapping[str, Any], *, revision: Revision, sources: Sources, attempts: int
-    ) -> None:
+    def restart(self, obj: Mapping[str, Any], *, revision: Revision, sources: Sources, attempts: int) -> None:
         """Send the restart, or find that it need not (or must not) be sent; refuses a second call."""
         if self.sent:
             raise RuntimeError("a restart was already issued in this run")
@@ -274,10 +272,15 @@ def _restart_patch(kind: str, obj: Mapping[str, Any], record: dict[str, str], no
     revision stays); each with the record and the inspected resourceVersion."""
     version = objects.resource_version(obj)
     if kind == "rollout":
-        at = dt.datetime.fromisoformat(now).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return argo_rollout.restart_body(
-            now=at, resource_version=version, record=record
-        ), "application/merge-patch+json"
+        # `restart --in 1s`: restartAt counts in seconds and a pod created in its second counts as
+        # restarted (rollout/restart.go), so the next second also covers pods just inspected
+        at = dt.datetime.fromisoformat(now).astimezone(dt.UTC).replace(microsecond=0) + dt.timedelta(
+            seconds=1
+        )
+        body = argo_rollout.restart_body(
+            now=at.strftime("%Y-%m-%dT%H:%M:%SZ"), resource_version=version, record=record
+        )
+        return body, "application/merge-patch+json"
     body = {
         "metadata": {"resourceVersion": version, "annotations": record},
         "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
