@@ -133,7 +133,7 @@ def test_a_healthy_rollout_is_restarted_once_through_restart_at_and_never_again(
     # again: the record says it was restarted
     cluster.inject(Fault("status", status=503, match="^create pods/exec$", times=10**6))
     again = run_verify(
-        "--selector", "app=web", "--expect-env", "FEATURE_CREDENTIAL", "--exec-timeout", "2s", "--timeout", "60s",
+        "--selector", "app=web", "--expect-env", "FEATURE_CREDENTIAL", "--exec-timeout", "1s", "--timeout", "60s",
         kubeconfig=kubeconfig, tmp_path=tmp_path / "2",
     )  # fmt: skip
     assert again.code == 1, again.everything
