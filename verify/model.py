@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["deployment", "statefulset", "daemonset"]
+Kind = Literal["deployment", "statefulset", "daemonset", "rollout"]
 
 FileSource = Literal["sha256", "configmap", "secret"]
 

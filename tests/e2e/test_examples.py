@@ -27,7 +27,12 @@ REQUIRED = {
     "exec_timeout", "concurrency", "context", "report_json", "junit", "summary", "output_dir",
     "from_spec", "volume_grace", "kubeconfig_data",
 }  # fmt: skip
-GITLAB_ONLY = {"job-name", "stage", "image", "git-strategy"}  # where and how the job runs, not what it verifies
+GITLAB_ONLY = {
+    "job-name",
+    "stage",
+    "image",
+    "git-strategy",
+}  # where and how the job runs, not what it verifies
 # the Secret VERIFY_KUBECONFIG_DATA is read from; whether the report files are an output artifact
 ARGO_ONLY = {"kubeconfig-secret", "report-artifact"}
 
@@ -246,6 +251,49 @@ def test_the_helm_chart_renders_a_test_hook_job_with_real_flags_and_named_rules_
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "shop-rollout-verify", "namespace": "apps"}
     ]
+
+
+def _analysis_job(template: dict[str, Any]) -> dict[str, Any]:
+    (metric,) = template["spec"]["metrics"]
+    assert (metric["count"], metric["failureLimit"]) == (1, 0)  # one measurement; one failure fails
+    job: dict[str, Any] = metric["provider"]["job"]["spec"]
+    return job
+
+
+def test_the_analysis_templates_run_the_image_on_the_rollout_that_asks_with_real_flags() -> None:
+    """examples/argo-rollouts' AnalysisTemplate and ClusterAnalysisTemplate, and the Helm chart's
+    (rendered with analysisTemplate on), are one metric: a Job running the image with
+    `--rollout {{args.rollout}}` as a ServiceAccount whose Role reads Rollouts and its own Job."""
+    from tests.support.helmtemplate import render
+
+    flags = {opt for action in build_parser()._actions for opt in action.option_strings}
+    examples = load(EXAMPLES / "argo-rollouts" / "analysistemplate.yaml")
+    assert [d["kind"] for d in examples] == ["AnalysisTemplate", "ClusterAnalysisTemplate"]
+    chart = [d for d in yaml.safe_load_all(render(EXAMPLES / "helm", release="shop", namespace="apps",
+             values={"rolloutVerify": {"analysisTemplate": True}})) if d]  # fmt: skip
+    templates = [*examples, next(d for d in chart if d["kind"] == "AnalysisTemplate")]
+    for template in templates:
+        assert [a["name"] for a in template["spec"]["args"]] == ["rollout", "revision"]
+        job = _analysis_job(template)
+        assert job["backoffLimit"] == 0
+        (container,) = job["template"]["spec"]["containers"]
+        assert container["args"][:4] == ["--rollout", "{{args.rollout}}", "--revision", "{{args.revision}}"]
+        assert {a for a in container["args"] if a.startswith("--")} <= flags
+    assert _analysis_job(templates[-1])["template"]["spec"]["serviceAccountName"] == "shop-rollout-verify"
+    role = next(d for d in chart if d["kind"] == "Role")
+    granted = {
+        (g, r, v)
+        for rule in role["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+    assert {
+        ("argoproj.io", "rollouts", "get"),
+        ("argoproj.io", "rollouts", "watch"),
+        ("batch", "jobs", "get"),
+    } <= granted
+    assert not any(v == "patch" for g, r, v in granted if g == "argoproj.io")  # an analysis never restarts
 
 
 def test_readme_settings_table_is_current() -> None:

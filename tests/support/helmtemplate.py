@@ -1,7 +1,8 @@
 """`helm template` for the small subset of Go templates examples/helm uses, so its tests run
 where helm is not installed (when it is, they use the real one): `{{ .Values.a.b }}`,
 `{{ .Release.Name }}`, `{{ .Release.Namespace }}`, `{{ .Chart.Name }}`, `{{ toJson X }}`,
-`{{ X | quote }}`, `{{ if X }}...{{ end }}` (not nested) and the `{{-`/`-}}` whitespace trims.
+`{{ X | quote }}`, `{{ if X }}...{{ end }}` (not nested), a raw string (``{{`{{args.x}}`}}``, how a
+chart writes Argo's own placeholders) and the `{{-`/`-}}` whitespace trims.
 Anything else raises, so a template using more fails loudly instead of rendering wrongly."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 HELM = shutil.which("helm")
-_ACTION = re.compile(r"\{\{(-?)\s*(.*?)\s*(-?)\}\}", re.S)
+_ACTION = re.compile(r"\{\{(-?)\s*(`[^`]*`|.*?)\s*(-?)\}\}", re.S)
 
 
 class Unsupported(Exception):
@@ -84,6 +85,8 @@ def _render(text: str, scope: dict[str, Any]) -> str:
 
 
 def _expression(action: str, scope: dict[str, Any]) -> str:
+    if len(action) >= 2 and action[0] == action[-1] == "`":
+        return action[1:-1]  # a raw string literal, printed as it is
     parts = [p.strip() for p in action.split("|")]
     head = parts[0]
     if head.startswith("toJson "):

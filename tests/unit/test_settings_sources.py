@@ -27,7 +27,7 @@ _HINTS = get_type_hints(Settings)
 _LISTS = {name for name, hint in _HINTS.items() if get_origin(hint) is list}
 # checks pydantic ran before its own type check (raw text in) and after it (a str in)
 _BEFORE = _LISTS | {"timeout", "exec_timeout", "volume_grace", "min_ready", "concurrency"}
-_AFTER = {"namespace", "deployment", "selector", "debug_image", "kubeconfig", "report_json", "junit", "summary", "output_dir"}
+_AFTER = {"namespace", "deployment", "rollout", "selector", "debug_image", "kubeconfig", "report_json", "junit", "summary", "output_dir"}
 
 
 def _check(cls: Any, value: Any, info: ValidationInfo) -> Any:

@@ -37,6 +37,7 @@ _KEYS = {
     "expect-http": "expect_http",
     "from-spec": "from_spec",
     "restart": "restart",
+    "revision": "revision",
 }
 _MAX_BYTES = 1024 * 1024
 MAX_PROBLEMS = 20  # a file's mistakes reported at once, one line each
@@ -56,6 +57,7 @@ class TargetSpec(BaseModel):
     expect_http: list[HttpExpectation] | None = None
     from_spec: bool | None = None
     restart: Literal["once", "never"] | None = None
+    revision: Literal["latest", "stable"] | None = None
 
     _check_namespace = field_validator("namespace", mode="after")(values.namespace)
     _split_containers = field_validator("containers", mode="before")(values.containers)

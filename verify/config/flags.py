@@ -101,13 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="KIND/NAME|NAME",
         help="Workloads to verify, as `kubectl rollout status` takes them: deploy/web, "
-        "statefulset/db, ds/agent, or a bare NAME for a Deployment (same as --target).",
+        "statefulset/db, ds/agent, rollout/web, or a bare NAME for a Deployment (same as --target).",
     )
     p.add_argument("-h", "--help", action="store_true", help="Show this help and exit.")
     p.add_argument("--version", action="store_true", help="Show the version and exit.")
     p.add_argument("--namespace", "-n", metavar="NS", help=_help("namespace"))
     # appended only to tell a repeat (which would silently drop the first name) from one use
     p.add_argument("--deployment", action="append", metavar="NAME", help=_help("deployment"))
+    p.add_argument("--rollout", action="append", metavar="NAME", help=_help("rollout"))
+    p.add_argument("--revision", metavar="{latest,stable}", help=_help("revision"))
     p.add_argument("--target", dest="targets", action="append", metavar="KIND/NAME", help=_help("targets"))
     p.add_argument("--selector", "-l", metavar="LABELS", help=_help("selector"))
     p.add_argument("--config", metavar="FILE", help=_help("config"))

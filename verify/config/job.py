@@ -40,6 +40,7 @@ class TargetPlan:
     expect_http: tuple[HttpExpectation, ...]
     from_spec: bool
     restart: Literal["once", "never"]
+    revision: Literal["latest", "stable"] = "latest"  # a Rollout's pods to verify
 
 
 def plan_target(*, settings: Settings, ref: WorkloadRef, spec: TargetSpec | None = None) -> TargetPlan:
@@ -61,6 +62,7 @@ def plan_target(*, settings: Settings, ref: WorkloadRef, spec: TargetSpec | None
         expect_http=tuple(pick("expect_http")),
         from_spec=bool(from_spec) if from_spec is not None else not (env or files),
         restart=pick("restart"),
+        revision=pick("revision"),
     )
 
 
@@ -83,6 +85,8 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
         more = _file_problems(path) if e.field != "argv" and path else ()
         raise ConfigError(e.lines[0], field=e.field, lines=(*e.lines, *more)) if more else e from None
     refs: list[WorkloadRef] = list(settings.targets)
+    if settings.rollout is not None:
+        refs.insert(0, WorkloadRef(kind="rollout", name=settings.rollout))
     if settings.deployment is not None:
         refs.insert(0, WorkloadRef(kind="deployment", name=settings.deployment))
     plans = [plan_target(settings=settings, ref=ref) for ref in dict.fromkeys(refs)]
@@ -104,7 +108,8 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
             if key(plan) in named:
                 raise config_error(
                     "config",
-                    f"{settings.config}: {plan.ref} is also named by --target/--deployment; name it once",
+                    f"{settings.config}: {plan.ref} is also named by --target/--deployment/--rollout; "
+                    "name it once",
                 )
             named.add(key(plan))
             plans.append(plan)
@@ -197,14 +202,15 @@ def load_settings(*, argv: Sequence[str], environ: Mapping[str, str]) -> Setting
     del namespace.targets_given
     if given:
         namespace.targets = [*given, *(namespace.targets or [])]
-    deployments = list(dict.fromkeys(namespace.deployment or []))
-    if len(deployments) > 1:
-        raise config_error(
-            "deployment",
-            f"names one Deployment but was given {len(deployments)}; to verify several, "
-            "repeat --target deployment/NAME",
-        )
-    namespace.deployment = deployments[0] if deployments else None
+    for field, kind in (("deployment", "Deployment"), ("rollout", "Rollout")):
+        names = list(dict.fromkeys(getattr(namespace, field) or []))
+        if len(names) > 1:
+            raise config_error(
+                field,
+                f"names one {kind} but was given {len(names)}; to verify several, "
+                f"repeat --target {field}/NAME",
+            )
+        setattr(namespace, field, names[0] if names else None)
     overrides = {k: v for k, v in vars(namespace).items() if v is not None}
     try:
         settings = Settings.from_sources(environ=environ, flags=overrides)

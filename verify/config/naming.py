@@ -17,6 +17,8 @@ PROG = "rollout-verify"
 FLAGS: dict[str, str] = {
     "namespace": "--namespace",
     "deployment": "--deployment",
+    "rollout": "--rollout",
+    "revision": "--revision",
     "targets": "--target",
     "selector": "--selector",
     "config": "--config",

@@ -104,13 +104,16 @@ def _one_of(*words: str) -> Check:
     return check
 
 
-def _deployment(value: str | None) -> str | None:
-    if value is not None and not valid_subdomain(value):
-        raise ValueError(
-            f'"{short(str(value))}" is not a valid Deployment name; use lowercase letters, digits, '
-            "'-' and '.' (DNS-1123 subdomain)"
-        )
-    return value
+def _named(kind: str) -> Callable[[str | None], str | None]:
+    def check(value: str | None) -> str | None:
+        if value is not None and not valid_subdomain(value):
+            raise ValueError(
+                f'"{short(str(value))}" is not a valid {kind} name; use lowercase letters, digits, '
+                "'-' and '.' (DNS-1123 subdomain)"
+            )
+        return value
+
+    return check
 
 
 def _duration(*, zero: bool) -> Check:
@@ -204,16 +207,26 @@ class Settings:
         "Namespace of the workloads (default: the kubeconfig's).", _then(lambda v: values.namespace(None, v))
     )
     deployment: str | None = _setting(
-        "Name of a Deployment to verify (shorthand for --target deployment/NAME).", _then(_deployment)
+        "Name of a Deployment to verify (shorthand for --target deployment/NAME).",
+        _then(_named("Deployment")),
+    )
+    rollout: str | None = _setting(
+        "Name of an Argo Rollout to verify (shorthand for --target rollout/NAME).", _then(_named("Rollout"))
+    )
+    revision: Literal["latest", "stable"] = _setting(
+        "Which pods of a Rollout to verify: latest (the current revision's: a paused canary's or a "
+        "blue-green preview's) or stable.",
+        _one_of("latest", "stable"),
+        "latest",
     )
     targets: list[WorkloadRef] = _setting(
-        "Workloads to verify as KIND/NAME, KIND deployment, statefulset or daemonset; "
+        "Workloads to verify as KIND/NAME, KIND deployment, statefulset, daemonset or rollout; "
         "the flag repeats, the env var is comma/newline separated.",
         _listed(values.target_list),
         [],
     )
     selector: str | None = _setting(
-        "Label selector: also verify every Deployment, StatefulSet and DaemonSet "
+        "Label selector: also verify every Deployment, StatefulSet, DaemonSet and Rollout "
         "with these labels, e.g. app.kubernetes.io/part-of=shop.",
         _then(lambda v: None if v is None else values.check_selector(v)),
     )

@@ -25,7 +25,7 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SPEC_HINT = "use sha256:<hex>, configmap:<name>/<key> or secret:<name>/<key>"
 _HTTP_HINT = "use PORT/PATH[=STATUS], e.g. 8080/healthz or 8080/config=200"
 _JSON_FIELD = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\Z")
-_TARGET_HINT = "use KIND/NAME with KIND deployment, statefulset or daemonset (or deploy, sts, ds)"
+_TARGET_HINT = "use KIND/NAME, KIND deployment, statefulset, daemonset or rollout (deploy, sts, ds, ro)"
 
 
 def what(item: Any) -> str:

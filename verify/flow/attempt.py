@@ -141,8 +141,12 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
     lookup.new_attempt()
     # by default the template's containers: webhook-injected sidecars (mesh proxies) are not ours
     containers = plan.containers or tuple(objects.container_names(objects.pod_spec(workload)))
-    selection = lookup.selection(kind=plan.ref.kind, workload=workload, containers=containers)
+    selection = lookup.selection(
+        kind=plan.ref.kind, workload=workload, containers=containers, revision=plan.revision
+    )
     state.selection = selection
+    if selection.template is not None:  # judged against the template its pods were made from
+        workload = {**workload, "spec": {**objects.mapping(workload, "spec"), "template": selection.template}}
     expectations = container_expectations(
         lookup, plan=plan, workload=workload, hmac_key=context.inspector.run_key.key
     )

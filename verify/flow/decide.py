@@ -143,11 +143,14 @@ def decide(
     restart_mode: Literal["once", "never"],
     rechecks_done: int = 0,
     out_of_time: bool = False,
+    held: str = "",
 ) -> Decision:
     """pass when verified; fail when any failure is not stale configuration a restart fixes (and
     when no exec finished in time); inspect the replacements (once, without a restart) when the
     only failures are pods deleted during inspection; otherwise restart at most once.
-    `out_of_time`: the run's --timeout has run out, so its timeouts are the run's, not the pods'."""
+    `out_of_time`: the run's --timeout has run out, so its timeouts are the run's, not the pods'.
+    `held`: why no restart may be sent however it would help (a Rollout mid-way, a run inside an
+    AnalysisRun)."""
     if verdict.ok:
         n = len(verdict.pods)
         return Decision("pass", f"{n} pod{'s' if n != 1 else ''} verified")
@@ -170,6 +173,8 @@ def decide(
         # for what the run could not see is not, so it is a line of its own
         return Decision("fail", _refusal(blockers), said=not blockers.cannot)
     summary = _summary(verdict)
+    if held:
+        return Decision("fail", f"{summary}; {held}", said=True)
     if restart_mode == "never":
         return Decision("fail", f"{summary} (restarts disabled)")
     if restarts_done < MAX_RESTARTS:

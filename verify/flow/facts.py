@@ -40,6 +40,8 @@ def _immutable_failing(
 
 def _strategy(kind: str, workload: Mapping[str, Any]) -> tuple[str, bool]:
     """(strategy type, whether new pods start beside old ones)."""
+    if kind == "rollout":  # spec.restartAt evicts pods that the ReplicaSet replaces at once
+        return "restartAt", True
     if kind == "deployment":
         kind_of = objects.text(objects.mapping(workload, "spec", "strategy"), "type") or "RollingUpdate"
         return kind_of, kind_of != "Recreate"

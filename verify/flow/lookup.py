@@ -16,6 +16,7 @@ from verify.flow.selection import (
     PodSelection,
     select_current_pods,
     select_daemonset_pods,
+    select_rollout_pods,
     select_statefulset_pods,
 )
 from verify.kube import objects
@@ -122,7 +123,7 @@ class Lookup:
     def revision(self, *, kind: Kind, workload: dict[str, Any], selection: PodSelection) -> Revision:
         """The inspected pods' revision: its name and its number in the workload's history (a
         StatefulSet's number is its update ControllerRevision's, read here)."""
-        if kind == "deployment":
+        if kind in ("deployment", "rollout"):  # a Rollout's restart keeps its revision
             name, number = selection.template_hash, selection.revision
         elif kind == "daemonset":
             name, number = selection.replicaset, selection.revision
@@ -137,6 +138,12 @@ class Lookup:
             ]
             number = str(objects.integer(found[0], "revision")) if found else ""
         return revision_of(workload=workload, name=name, number=int(number) if number.isdigit() else 0)
+
+    def pods_of(self, workload: dict[str, Any]) -> list[dict[str, Any]]:
+        """The pods the workload's selector selects: none without one of its own (a workloadRef
+        Rollout borrows its Deployment's), never the whole namespace's."""
+        selector = objects.selector(workload)
+        return self.pods(selector=selector) if selector else []
 
     def pods(self, *, selector: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.api.get(
@@ -164,7 +171,9 @@ class Lookup:
                 latest[pod] = (when, objects.text(ev, "message"))
         return {pod: message for pod, (_, message) in latest.items()}
 
-    def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
+    def selection(
+        self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str], revision: str = "latest"
+    ) -> PodSelection:
         """The pods of the workload's current revision. The revision's owners are listed first
         (ReplicaSets or ControllerRevisions), then its pods: a pod created in between belongs to a
         revision already listed. The pods listed are kept in `listed`."""
@@ -181,6 +190,14 @@ class Lookup:
                 daemonset=workload, revisions=revisions, pods=self._listed(sel), containers=containers
             )
         rss = self.api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+        if kind == "rollout":
+            return select_rollout_pods(
+                rollout=workload,
+                replicasets=rss,
+                pods=self.pods(selector=sel),
+                containers=containers,
+                revision=revision,
+            )
         return select_current_pods(
             deployment=workload, replicasets=rss, pods=self._listed(sel), containers=containers
         )

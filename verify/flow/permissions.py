@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from verify.config.job import TargetPlan
+from verify.flow.argo_rollout import workload_ref
 from verify.kube import objects
 from verify.kube.access import Rule
-from verify.kube.kinds import PLURAL
+from verify.kube.kinds import GROUP, PLURAL
 
 
 def reads_template(plan: TargetPlan) -> bool:
@@ -27,10 +28,10 @@ def needed(
     """`workload` (its template names the sources to read) may be None when not read; `debug`:
     --debug-image is set, so a container without a shell gets an ephemeral debug container."""
     kind, name = plan.ref.kind, plan.ref.name
-    plural = PLURAL[kind]
+    plural, group = PLURAL[kind], GROUP[kind]
     rules = [
-        Rule("get", plural, "apps", name=name),
-        Rule("watch", plural, "apps", name=name),
+        Rule("get", plural, group, name=name),
+        Rule("watch", plural, group, name=name),
         Rule("list", "pods"),
     ]
     if plan.from_spec or plan.expect_env or plan.expect_file:
@@ -38,14 +39,16 @@ def needed(
         rules += [Rule("get", "pods", subresource="exec"), Rule("create", "pods", subresource="exec")]
         if debug:
             rules += [Rule("get", "pods"), Rule("patch", "pods", subresource="ephemeralcontainers")]
-    if kind == "deployment":
+    if kind in ("deployment", "rollout"):
         rules.append(Rule("list", "replicasets", "apps"))
     elif kind == "daemonset" or restart:
         # a DaemonSet's revision is its newest ControllerRevision; a StatefulSet's restart record
         # names the number its update revision has in that history
         rules.append(Rule("list", "controllerrevisions", "apps"))
+    if kind == "rollout" and workload is not None and workload_ref(workload):
+        rules.append(Rule("get", "deployments", "apps", name=workload_ref(workload)))
     if restart:
-        rules.append(Rule("patch", plural, "apps", name=name))
+        rules.append(Rule("patch", plural, group, name=name))
     if plan.expect_http:
         rules.append(Rule("get", "pods", subresource="proxy"))
     sources: set[tuple[str, str]] = {(f.source, f.name) for f in plan.expect_file if f.source != "sha256"}

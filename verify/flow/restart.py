@@ -5,7 +5,9 @@ A revision is what the pods are made from: the pod template, named as the contro
 (Deployment: the ReplicaSet's `pod-template-hash`; StatefulSet: `updateRevision`; DaemonSet: the
 ControllerRevision's name, each numbered in the workload's history), and the content of the
 ConfigMaps/Secrets it reads. Never the generation (an HPA scaling the workload moves it) nor a
-resourceVersion (a label or annotation on a Secret moves it).
+resourceVersion (a label or annotation on a Secret moves it). An Argo Rollout is restarted as
+`kubectl argo rollouts restart` does (a merge patch of `spec.restartAt`: its pods are evicted, its
+revision stays), so its record names the revision that goes on running.
 
 The record names the revision that was restarted, the history number the restart creates (the
 patch carries the workload's resourceVersion, so it lands on exactly the inspected template, and
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from verify import errors
+from verify.flow import argo_rollout
 from verify.kube import objects
 from verify.kube.kinds import api_path
 from verify.kube.names import RESTARTED_AT
@@ -187,14 +190,12 @@ class Restarter:
             f"({self.prior}); it will not be restarted again"
         )
 
-    def restart(
-        self, obj: Mapping[str, Any], *, revision: Revision, sources: Sources, attempts: int
-    ) -> None:
+    def restart(self, obj: Mapping[str, Any], *, revision: Revision, sources: Sources, attempts: int) -> None:
         """Send the restart, or find that it need not (or must not) be sent; refuses a second call."""
         if self.sent:
             raise RuntimeError("a restart was already issued in this run")
         ref = self.ref
-        if objects.paused(obj):
+        if ref.kind != "rollout" and objects.paused(obj):
             raise errors.WorkloadPaused(
                 f"deployments.apps/{ref.name} can't restart paused deployment (run rollout resume first)"
             )
@@ -220,15 +221,10 @@ class Restarter:
 
         for _ in range(RESTART_CONFLICTS):
             now = self.clock()
-            body = {
-                "metadata": {
-                    "resourceVersion": objects.resource_version(obj),
-                    "annotations": {RESTART_RECORD: record, RESTART_RECORD_AT: now},
-                },
-                "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
-            }
+            annotations = {RESTART_RECORD: record, RESTART_RECORD_AT: now}
+            body, content_type = _restart_patch(ref.kind, obj, annotations, now)
             try:
-                self.api.patch(path, body, "application/strategic-merge-patch+json")
+                self.api.patch(path, body, content_type)
             except errors.Unanswered:
                 counted()  # it may have been applied before the server failed to answer
                 raise
@@ -268,3 +264,25 @@ class Restarter:
             f"{ref.kind} {ref.name} kept changing while the restart was sent "
             f"({RESTART_CONFLICTS} conflicts); not restarted"
         )
+
+
+def _restart_patch(kind: str, obj: Mapping[str, Any], record: dict[str, str], now: str) -> tuple[Any, str]:
+    """`kubectl rollout restart`'s strategic-merge patch of the template, or for a Rollout
+    `kubectl argo rollouts restart`'s merge patch of spec.restartAt (its pods are evicted, the
+    revision stays); each with the record and the inspected resourceVersion."""
+    version = objects.resource_version(obj)
+    if kind == "rollout":
+        # `restart --in 1s`: restartAt counts in seconds and a pod created in its second counts as
+        # restarted (rollout/restart.go), so the next second also covers pods just inspected
+        at = dt.datetime.fromisoformat(now).astimezone(dt.UTC).replace(microsecond=0) + dt.timedelta(
+            seconds=1
+        )
+        body = argo_rollout.restart_body(
+            now=at.strftime("%Y-%m-%dT%H:%M:%SZ"), resource_version=version, record=record
+        )
+        return body, "application/merge-patch+json"
+    body = {
+        "metadata": {"resourceVersion": version, "annotations": record},
+        "spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}},
+    }
+    return body, "application/strategic-merge-patch+json"

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from verify.flow import argo_rollout
 from verify.kube import objects
 from verify.kube.objects import integer, items, mapping, text
 
@@ -137,7 +138,9 @@ def daemonset_state(*, daemonset: Mapping[str, Any]) -> RolloutState:
 
 
 def workload_state(*, kind: str, obj: Mapping[str, Any]) -> RolloutState:
-    """`kubectl rollout status`'s verdict for any of the three kinds."""
+    """`kubectl rollout status`'s verdict for the three kinds; Argo's own for a Rollout."""
+    if kind == "rollout":
+        return RolloutState(*argo_rollout.rollout_state(rollout=obj))
     if kind == "statefulset":
         return statefulset_state(statefulset=obj)
     if kind == "daemonset":

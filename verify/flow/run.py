@@ -3,6 +3,7 @@ its --selector finds), each verified in parallel with its own verdict and its ow
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,15 +15,17 @@ from verify.config.job import Job, TargetPlan, plan_target
 from verify.config.naming import FLAG_CUTOFF, did_you_mean
 from verify.config.settings import Settings
 from verify.exitcodes import ExitCode
+from verify.flow import analysis_run
 from verify.flow.permissions import needed, reads_template
 from verify.flow.progress import Progress
+from verify.flow.workload_ref import resolved
 from verify.kube import objects, retry
 from verify.kube.access import Rule, denied, whoami
 from verify.kube.api import Api
 from verify.kube.cancel import Cancel
 from verify.kube.connection import Connection
 from verify.kube.kinds import KINDS, PLURAL, api_path
-from verify.model import WorkloadRef
+from verify.model import Kind, WorkloadRef
 from verify.report.result import RunResult, WorkloadResult, combine
 
 if TYPE_CHECKING:
@@ -48,13 +51,21 @@ def _label(plan: TargetPlan, namespace: str, default: str) -> str:
     return f"{plan.ref.kind} {where}{plan.ref.name}"
 
 
-def select_workloads(*, api: Api, namespace: str, selector: str) -> list[WorkloadRef]:
-    """Every Deployment, StatefulSet and DaemonSet with the labels: one list per kind."""
+def select_workloads(*, api: Api, namespace: str, selector: str) -> tuple[list[WorkloadRef], list[Kind]]:
+    """Every Deployment, StatefulSet, DaemonSet and Rollout with the labels: one list per kind
+    (no Rollouts where Argo Rollouts' CRDs are not installed); and the kinds looked for."""
     found: list[WorkloadRef] = []
+    searched: list[Kind] = []
     for kind in KINDS:
-        items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+        try:
+            items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+        except errors.NotFound:
+            if kind != "rollout":
+                raise
+            continue
+        searched.append(kind)
         found.extend(WorkloadRef(kind=kind, name=i["metadata"]["name"]) for i in items)
-    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name))
+    return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name)), searched
 
 
 def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
@@ -62,9 +73,9 @@ def _plans(job: Job, api: Api, namespace: str) -> list[TargetPlan]:
     s = job.settings
     if s.selector is not None:
         named = {(p.ref.kind, p.ref.name, p.namespace or namespace) for p in plans}
-        matched = select_workloads(api=api, namespace=namespace, selector=s.selector)
+        matched, searched = select_workloads(api=api, namespace=namespace, selector=s.selector)
         if not matched and not plans:
-            kinds = ", ".join(PLURAL[k] for k in KINDS)
+            kinds = ", ".join(PLURAL[k] for k in searched)
             raise errors.NoWorkloadsMatched(
                 f"--selector {s.selector} matches no {kinds} in namespace {namespace}"
             )
@@ -87,8 +98,9 @@ def _templates(api: Api, work: list[tuple[TargetPlan, str]]) -> Templates:
     for plan, ns in work:
         if reads_template(plan) or plan.containers:
             try:
-                out[(plan.ref.kind, plan.ref.name, ns)] = api.get(
-                    api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name)
+                workload = api.get(api_path(kind=plan.ref.kind, namespace=ns, name=plan.ref.name))
+                out[(plan.ref.kind, plan.ref.name, ns)] = resolved(
+                    api, kind=plan.ref.kind, namespace=ns, workload=workload
                 )
             except errors.NotFound:
                 out[(plan.ref.kind, plan.ref.name, ns)] = None
@@ -134,7 +146,9 @@ def _preflight(
             shown = ", ".join(f"`{r.phrase()}`" for r in missing)
             lines.append(f"in namespace {ns}: {shown}")
             # only the workloads' restart patches: --restart never does without them
-            only_patches = only_patches and all(r.verb == "patch" and r.group == "apps" for r in missing)
+            only_patches = only_patches and all(
+                r.verb == "patch" and r.group in ("apps", "argoproj.io") for r in missing
+            )
     if not lines:
         return ""
     who = whoami(api)
@@ -212,6 +226,15 @@ def execute(
     except errors.VerifyError as e:
         logs.line(e.verdict())
         return _failure(e.exit_code, e.verdict())
+    run = ""
+    if not connection.context and not settings.dry_run and any(p.restart == "once" for p in plans):
+        # in-cluster, and something could be restarted: is this run an Argo analysis step?
+        run = analysis_run.find(
+            api=api, namespace=connection.namespace, pod_name=os.environ.get("HOSTNAME", "")
+        )
+        if run:  # nothing is restarted, so no patch permission is asked for either
+            logs.line(analysis_run.notice(run))
+            plans = [replace(p, restart="never") for p in plans]
     work = [(p, p.namespace or default_ns) for p in plans]
     seen: set[tuple[str, str, str]] = set()
     for p, ns in work:
@@ -248,6 +271,7 @@ def execute(
     context = _context(
         settings=settings, connection=connection, api=api, deadline=deadline, progress=progress
     )
+    context.analysis_run = run
     for (p, ns), label in zip(work, labels, strict=True):
         context.progress.add(label=label, kind=p.ref.kind, namespace=ns, name=p.ref.name)
     logs.begin(labels)

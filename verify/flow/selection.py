@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verify.findings import PodTarget
-from verify.flow import rollout_status
+from verify.flow import argo_rollout, rollout_status
 from verify.kube import objects
 from verify.kube.names import REVISION_ANNOTATION, REVISION_HASH_LABEL, TEMPLATE_HASH_LABEL
 from verify.kube.objects import integer, mapping, text
@@ -29,6 +29,9 @@ class PodSelection:
     pods: tuple[PodTarget, ...]
     problems: tuple[str, ...] = ()
     permanent_problems: tuple[str, ...] = ()
+    # the pod template the pods were made from, when it is not the workload's (a Rollout's stable
+    # revision): what they are judged against
+    template: Mapping[str, Any] | None = None
 
 
 def _unknown_containers(
@@ -207,4 +210,58 @@ def select_daemonset_pods(
         permanent_problems=tuple(
             _unknown_containers(label, revision, mapping(daemonset, "spec", "template", "spec"), containers)
         ),
+    )
+
+
+def select_rollout_pods(
+    *,
+    rollout: Mapping[str, Any],
+    replicasets: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+    containers: Sequence[str] = (),
+    revision: str = "latest",
+) -> PodSelection:
+    """Pods of an Argo Rollout's latest revision (status.currentPodHash) or of its stable one
+    (status.stableRS): owned by the Rollout's ReplicaSet of that `rollouts-pod-template-hash`, as
+    many as the current step wants of it (the ReplicaSet's replicas: a paused canary's share, a
+    preview's, or all of them once promoted)."""
+    meta, status = mapping(rollout, "metadata"), mapping(rollout, "status")
+    label = f"rollout {text(meta, 'name')}"
+    wanted_hash = text(status, "stableRS" if revision == "stable" else "currentPodHash")
+    if not wanted_hash:
+        return PodSelection("", "", "", (), (f"{label}: has no {revision} revision yet",))
+    owned = [
+        rs
+        for rs in replicasets
+        if objects.owned_by(rs, text(meta, "uid"))
+        and objects.labels_of(rs).get(argo_rollout.HASH_LABEL) == wanted_hash
+    ]
+    if not owned:
+        return PodSelection(
+            "", "", wanted_hash, (), (f"{label}: no ReplicaSet for its {revision} revision {wanted_hash}",)
+        )
+    rs = owned[0]
+    rs_meta = mapping(rs, "metadata")
+    number = objects.annotations_of(rs).get(argo_rollout.REVISION_ANNOTATION) or wanted_hash
+    targets = _pods_of(
+        pods,
+        owner_uid=text(rs_meta, "uid"),
+        label=argo_rollout.HASH_LABEL,
+        value=wanted_hash,
+        containers=containers,
+    )
+    wanted = integer(mapping(rs, "spec"), "replicas")
+    permanent = _unknown_containers(label, number, mapping(rs, "spec", "template", "spec"), containers)
+    if wanted == 0:
+        permanent.append(
+            f"{label}: its current step wants no pod of revision {number} yet; nothing to verify"
+        )
+    return PodSelection(
+        revision=number,
+        replicaset=text(rs_meta, "name"),
+        template_hash=wanted_hash,
+        pods=targets,
+        problems=_count_problem(label, wanted, len(targets), number),
+        permanent_problems=tuple(permanent),
+        template=mapping(rs, "spec", "template"),
     )

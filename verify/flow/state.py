@@ -30,6 +30,7 @@ class RunContext:
     inspector: Inspector
     prober: Prober
     progress: Progress = field(default_factory=Progress)
+    analysis_run: str = ""  # the Argo AnalysisRun this run measures for (nothing is restarted)
 
 
 @dataclass

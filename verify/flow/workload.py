@@ -12,6 +12,7 @@ from verify.config.job import TargetPlan
 from verify.diagnose.rollout import creation_failure, waiting_reasons
 from verify.exitcodes import ExitCode
 from verify.findings import AttemptVerdict, CheckStatus
+from verify.flow import analysis_run, argo_rollout
 from verify.flow.attempt import attempt
 from verify.flow.decide import decide
 from verify.flow.lookup import Lookup
@@ -20,6 +21,7 @@ from verify.flow.restart import Restarter, Revision
 from verify.flow.rollout_status import workload_state
 from verify.flow.state import Log, RunContext, WorkloadState
 from verify.flow.wait import wait_for_rollout
+from verify.flow.workload_ref import resolved
 from verify.kube import objects
 from verify.kube.kinds import api_path
 from verify.report.result import WorkloadResult
@@ -30,7 +32,7 @@ def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> st
     """The rollout's own message, with the waiting reasons of the pods holding it back."""
     reasons: list[str] = []
     with contextlib.suppress(errors.VerifyError):
-        pods = state.lookup.pods(selector=objects.selector(exc.workload))
+        pods = state.lookup.pods_of(exc.workload)
         reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
     msg = exc.message
     refused = creation_failure(workload=exc.workload)  # no pod to wait for: the API refuses them
@@ -95,7 +97,7 @@ def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     """One line for a rollout that has not moved: kubectl's words and what holds the pods back."""
     message = workload_state(kind=state.plan.ref.kind, obj=obj).message
     try:
-        pods = state.lookup.pods(selector=objects.selector(obj))
+        pods = state.lookup.pods_of(obj)
         reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
     except errors.VerifyError:
         reasons = []  # the progress line is a courtesy: never the reason a run fails
@@ -103,6 +105,16 @@ def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     reasons = ([refused] if refused else []) + reasons
     shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
     return f"{state.label}: still waiting: {message}" + (f"; {shown}" if shown else "")
+
+
+def _held(state: WorkloadState, workload: dict[str, Any]) -> str:
+    """Why this workload may not be restarted whatever the verdict: the run measures for an
+    AnalysisRun, or it is a Rollout mid-way (Argo's to promote or abort)."""
+    if state.context.analysis_run:
+        return analysis_run.held(state.context.analysis_run)
+    if state.plan.ref.kind == "rollout":
+        return argo_rollout.restart_held(rollout=workload)
+    return ""
 
 
 def _verify(state: WorkloadState) -> WorkloadResult:
@@ -113,7 +125,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
         if not state.attempts:  # later waits are announced by the restart or re-check line
             log(f"{label}: waiting for the rollout in namespace {state.namespace}")
         progress.phase(label, "waiting for the rollout")
-        workload = wait_for_rollout(
+        stored = wait_for_rollout(
             api=api,
             namespace=state.namespace,
             name=ref.name,
@@ -122,13 +134,16 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             on_look=Prognosis(state) if state.context.settings.fail_fast else None,
             look_every=CHECK_EVERY,
         )
+        # what the pods were made from (a Rollout's workloadRef template); the restart and the
+        # check for a new revision compare the workload as stored
+        workload = resolved(api, kind=ref.kind, namespace=state.namespace, workload=stored)
         progress.phase(label, "inspecting its pods")
         verdict = attempt(state, workload)
         if not verdict.ok:
             # before any restart decision, each revision inspected (the first, or one that landed
             # meanwhile) is checked for a restart an earlier or concurrent run already made of it
             restarter.note_earlier(
-                workload,
+                stored,
                 revision=functools.partial(_revision, state, workload),
                 sources=state.lookup.read_sources(),
             )
@@ -139,6 +154,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             restart_mode=plan.restart,
             rechecks_done=state.rechecks,
             out_of_time=api.deadline.expired,
+            held=_held(state, workload),
         )
         if decision.action == "pass":
             log(f"{label}: {checked_line(attempt=verdict)}")
@@ -149,7 +165,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
                 raise errors.RolloutNotComplete(
                     f"--timeout ran out before every pod could be inspected ({decision.reason})", workload
                 )
-            if _landed_meanwhile(state, workload):
+            if _landed_meanwhile(state, stored):
                 continue
             if decision.said:
                 log(f"{label}: {decision.reason}")
@@ -173,7 +189,7 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             log(f"{label}: {decision.reason}; restarting once")
         progress.phase(label, "sending the restart")
         restarter.restart(
-            workload,
+            stored,
             revision=_revision(state, workload),
             sources=state.lookup.read_sources(),
             attempts=len(state.attempts),

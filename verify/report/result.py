@@ -17,7 +17,7 @@ Outcome = Literal["passed", "failed", "error"]
 
 @dataclass(frozen=True)
 class WorkloadResult:
-    kind: str  # "deployment", "statefulset" or "daemonset"
+    kind: str  # "deployment", "statefulset", "daemonset" or "rollout"
     namespace: str
     name: str
     attempts: tuple[AttemptVerdict, ...]

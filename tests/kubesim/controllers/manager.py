@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
+from .analysisrun import AnalysisRunController
 from .binder import VolumeBinder
 from .clusterroles import aggregate
 from .cronjob import CronJobController
@@ -21,6 +22,8 @@ from .podutil import is_active
 from .refmanager import controller_of, selector_matches
 from .replicaset import RC, ReplicaSetController
 from .resourcequota import ResourceQuotaController
+from .rollout import GROUP as ARGO_GROUP
+from .rollout import RolloutController
 from .scheduler import schedule
 from .serviceaccounts import NamespaceDefaults
 from .statefulset import StatefulSetController
@@ -38,6 +41,7 @@ JOBS = BY_PATH[("batch", "jobs")]
 NAMESPACES = BY_PATH[("", "namespaces")]
 ORPHAN_OWNERS = {"Pod": RS, "ReplicaSet": DEPLOY}
 PVCS = BY_PATH[("", "persistentvolumeclaims")]
+COMPLETED_RUNS = ("Successful", "Failed", "Error", "Inconclusive")
 
 
 class Controllers:
@@ -63,6 +67,9 @@ class Controllers:
         self.autoscalers = HorizontalController(cluster)
         self.disruption = DisruptionController(cluster)
         self.quotas = ResourceQuotaController(self.store)
+        # Argo Rollouts' controllers, working once its CRDs are applied
+        self.rollouts = RolloutController(cluster)
+        self.analysis_runs = AnalysisRunController(cluster)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -71,8 +78,14 @@ class Controllers:
         meta = ev.obj["metadata"]
         ns = ev.namespace
         self._on_cluster_kinds(ev)
-        if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job"):
+        if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job") or (
+            ev.res.group == ARGO_GROUP and kind in ("Rollout", "AnalysisRun")
+        ):
             self.pending.add((kind, ns, meta["name"]))
+            if kind in ("Job", "AnalysisRun"):  # a measurement's Job wakes its run, a run its Rollout
+                for ref in meta.get("ownerReferences") or []:
+                    if ref.get("controller"):
+                        self.pending.add((ref["kind"], ns, ref["name"]))
         elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
             if kind == "ReplicaSet" and ev.type != "DELETED":
                 self.pending.add(("ReplicaSet", ns, meta["name"]))
@@ -155,8 +168,16 @@ class Controllers:
         for res, due in (("CronJob", self.cronjobs.due.due()), ("HorizontalPodAutoscaler", self.autoscalers.due.due())):
             for ns, name in due:  # their next scheduled time or sync period has come
                 self.pending.add((res, ns, name))
+        # pauses, analysis intervals, restartAt and scale-down deadlines run on the clock
+        for plural, kind in (("rollouts", "Rollout"), ("analysisruns", "AnalysisRun")):
+            res = self.store.custom.lookup(ARGO_GROUP, plural)
+            for o in self.store.list(res) if res is not None else []:
+                if kind == "Rollout" or (o.get("status") or {}).get("phase") not in COMPLETED_RUNS:
+                    self.pending.add((kind, o["metadata"]["namespace"], o["metadata"]["name"]))
         for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
-            if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
+            if any(
+                c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []
+            ):
                 self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
 
     def run_pending(self) -> bool:
@@ -186,6 +207,10 @@ class Controllers:
                 self.quotas.reconcile(ns)
             elif kind == "Aggregation":
                 aggregate(self.store)
+            elif kind == "Rollout":
+                self.rollouts.reconcile(ns, name)
+            elif kind == "AnalysisRun":
+                self.analysis_runs.reconcile(ns, name)
             elif kind == "Namespace":
                 self.namespaces.reconcile(name)
             elif kind == "Claim":
@@ -200,7 +225,8 @@ class Controllers:
     # -- garbage collection -----------------------------------------------------
     def _collect_garbage(self, owner: Obj) -> None:
         uid = owner["metadata"]["uid"]
-        for res in (RS, REVISIONS, PODS, JOBS):
+        runs = self.store.custom.lookup(ARGO_GROUP, "analysisruns")
+        for res in (RS, REVISIONS, PODS, JOBS, *((runs,) if runs is not None else ())):
             for o in self.store.list(res, owner["metadata"].get("namespace")):
                 if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
                     self.cluster.delete_object(
