@@ -194,7 +194,7 @@ class Lookup:
             return select_rollout_pods(
                 rollout=workload,
                 replicasets=rss,
-                pods=self.pods(selector=sel),
+                pods=self._listed(sel),
                 containers=containers,
                 revision=revision,
             )

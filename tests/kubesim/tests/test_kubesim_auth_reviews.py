@@ -328,7 +328,7 @@ def test_without_the_review_api_can_i_fails_as_against_a_server_without_it(tmp_p
 
 def test_a_protobuf_body_of_a_kind_without_a_table_gets_415(cluster: Cluster) -> None:
     # the envelope (runtime.Unknown after `k8s\x00`) of a kind protobuf_body.py has no table for
-    type_meta = b"\x0a\x14scheduling.k8s.io/v1\x12\x0dPriorityClass"
+    type_meta = b"\x0a\x14networking.k8s.io/v1\x12\x0dNetworkPolicy"
     body = b"k8s\x00" + b"\x0a" + bytes([len(type_meta)]) + type_meta + b"\x12\x00"
     with httpx.Client(
         base_url=cluster.url,
