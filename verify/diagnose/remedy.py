@@ -82,9 +82,10 @@ def _cached(facts: Facts, src: Source, pod: PodVerdict, own: Mapping[str, frozen
     if rolling or (facts.kind != "deployment" and facts.surge):
         return Remedy(
             False,
+            # the same on every node (no node named): one judgment, said once for all its pods
             f"{label} is immutable and was recreated, and a rolling restart starts new pods while old "
-            f"pods on {node} still use it, so the kubelet there keeps serving its cached copy: a restart "
-            "will not help; publish new content under a new name",
+            "pods still use it, so the kubelet on each of their nodes keeps serving its cached copy: a "
+            "restart will not help; publish new content under a new name",
         )
     if facts.kind != "deployment":
         # each pod is replaced once it is gone, but the workload's other pods on the node remain
