@@ -380,6 +380,8 @@ def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_pa
     (wl,) = out.report["workloads"]
     assert wl["restarted"] is False
     assert "lacks env FEATURE_CREDENTIAL" in out.stderr  # the failing pods stay the verdict
+    said = [line for line in out.stderr.splitlines() if "lacks env FEATURE_CREDENTIAL" in line]
+    assert len(said) == len(set(said)), out.stderr  # said before the refused restart, not again
     assert PLANTED not in out.everything
 
 

@@ -88,6 +88,7 @@ def _result(
         message=message,
         prior_restart=restarter.prior,
         would_restart=bool(restarter.would),
+        problems_said=bool(state.attempts) and state.said == len(state.attempts),
     )
 
 
@@ -160,11 +161,15 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             raise errors.RolloutNotComplete(
                 f"--timeout ran out before the restart ({decision.reason})", workload
             )
-        seen = WorkloadResult(
-            kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
-        )
-        for line in problem_lines(workload=seen):
-            log(line)
+        if decision.action == "recheck" or not restarter.dry_run:
+            # said before the restart or re-check that supersedes them; a dry run's stay the
+            # verdict, said once with the run's end
+            seen = WorkloadResult(
+                kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
+            )
+            for line in problem_lines(workload=seen):
+                log(line)
+            state.said = len(state.attempts)
         if decision.action == "recheck":
             log(f"{label}: {decision.reason}")
             state.rechecks += 1

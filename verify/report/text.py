@@ -31,7 +31,7 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
     if workload.error:
         lines.append(f"{label}: {workload.error}")
     last = workload.verdict_attempt
-    if last is None:
+    if last is None or workload.problems_said:
         return lines
     for problem in (*last.permanent_problems, *last.problems):
         lines.append(problem if problem.startswith(f"{label}: ") else f"{label}: {problem}")
