@@ -272,6 +272,17 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
 def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
     if list(argv[:2]) == ["report", "merge"]:  # a subcommand; `deploy/report` verifies a Deployment `report`
         return _report_merge(args=argv[2:], environ=environ)
+    if list(argv[:2]) in (["report", "--help"], ["report", "-h"]):  # the subcommand's help, not the run's
+        import textwrap
+
+        from verify.report.merge import HELP
+
+        merge_help = textwrap.fill(HELP, width=96, initial_indent="  merge  ", subsequent_indent=" " * 9)
+        sys.stdout.write(
+            f"usage: {MERGE_USAGE}\n\nthe subcommands of rollout-verify report:\n{merge_help}\n\n"
+            "`rollout-verify report merge --help` says the same of merge alone.\n"
+        )
+        return int(ExitCode.OK)
     if len(argv) > 1 and argv[0] == "report" and not argv[1].startswith("-"):
         # `report mrge x.json` would otherwise verify Deployments named report, mrge and x.json
         stderr(
