@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -229,6 +230,28 @@ def test_progress_deadline_exceeded_exits_4_with_the_pods_waiting_reasons(
     assert out.code == 4, out.everything
     assert "exceeded its progress deadline" in out.stdout
     assert "ImagePullBackOff" in out.stdout or "ErrImagePull" in out.stdout
+    assert patches(cluster) == 0
+
+
+def test_a_pod_running_but_not_ready_is_said_with_its_readiness_probes_failure(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    web = deployment("unready", replicas=1, progressDeadlineSeconds=4)
+    app = web["spec"]["template"]["spec"]["containers"][0]
+    app["readinessProbe"] = {
+        "exec": {"command": ["sh", "-c", "echo database db:5432 refused the connection; exit 1"]},
+        "periodSeconds": 1,
+    }
+    cluster.apply(web)
+    out = run_verify("--deployment", "unready", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    # what `kubectl describe pod` shows in its events, in the run's own line
+    described = kubectl("describe", "pods", "-l", "app=unready")
+    assert "Readiness probe failed: database db:5432 refused the connection" in described
+    assert re.search(
+        r"container app: running but not ready: Readiness probe failed: database db:5432 refused the connection",
+        out.stdout,
+    ), out.everything
     assert patches(cluster) == 0
 
 

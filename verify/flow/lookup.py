@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verify import errors
-from verify.diagnose.rollout import creating_silently
+from verify.diagnose.rollout import creating_silently, not_ready
 from verify.flow.csi import GROUP_VERSION
 from verify.flow.derive import Ref
 from verify.flow.restart import Revision, revision_of
@@ -163,6 +163,36 @@ class Lookup:
             if pod not in latest or when >= latest[pod][0]:
                 latest[pod] = (when, objects.text(ev, "message"))
         return {pod: message for pod, (_, message) in latest.items()}
+
+    def probe_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
+        """Pod name -> container -> the last `Readiness probe failed: …` the kubelet recorded (an
+        Unhealthy event on the container: pkg/kubelet/prober/prober.go), for pods with a container
+        running but not ready; {} when there is none or events cannot be read."""
+        if not any(not_ready(p) for p in pods):
+            return {}
+        try:
+            found = self.api.get(
+                f"/api/v1/namespaces/{self.namespace}/events",
+                fieldSelector="involvedObject.kind=Pod,reason=Unhealthy",
+            )["items"]
+        except errors.VerifyError:
+            return {}  # a courtesy: never the reason a run fails
+        wanted = {objects.name(p): set(not_ready(p)) for p in pods}
+        latest: dict[tuple[str, str], tuple[str, str]] = {}
+        for ev in found:
+            involved = objects.mapping(ev, "involvedObject")
+            pod, path = objects.text(involved, "name"), objects.text(involved, "fieldPath")
+            container = path.removeprefix("spec.containers{").removesuffix("}")
+            message = objects.text(ev, "message")
+            if container not in wanted.get(pod, ()) or not message.startswith("Readiness probe failed"):
+                continue
+            when = objects.text(ev, "lastTimestamp") or objects.text(ev, "eventTime")
+            if (pod, container) not in latest or when >= latest[(pod, container)][0]:
+                latest[(pod, container)] = (when, message)
+        out: dict[str, dict[str, str]] = {}
+        for (pod, container), (_, message) in latest.items():
+            out.setdefault(pod, {})[container] = message
+        return out
 
     def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
         """The pods of the workload's current revision. The revision's owners are listed first

@@ -26,12 +26,20 @@ from verify.report.result import WorkloadResult
 from verify.report.text import checked_line, problem_lines
 
 
+def _reasons(state: WorkloadState, pods: list[dict[str, Any]]) -> list[str]:
+    """What holds the pods back, with what only events say (a volume's mount, a readiness probe)."""
+    lookup = state.lookup
+    return waiting_reasons(
+        pods=pods, mount_failures=lookup.mount_failures(pods), probe_failures=lookup.probe_failures(pods)
+    )
+
+
 def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> str:
     """The rollout's own message, with the waiting reasons of the pods holding it back."""
     reasons: list[str] = []
     with contextlib.suppress(errors.VerifyError):
         pods = state.lookup.pods(selector=objects.selector(exc.workload))
-        reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
+        reasons = _reasons(state, pods)
     msg = exc.message
     refused = creation_failure(workload=exc.workload)  # no pod to wait for: the API refuses them
     reasons = ([refused] if refused else []) + reasons
@@ -97,7 +105,7 @@ def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     message = workload_state(kind=state.plan.ref.kind, obj=obj).message
     try:
         pods = state.lookup.pods(selector=objects.selector(obj))
-        reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
+        reasons = _reasons(state, pods)
     except errors.VerifyError:
         reasons = []  # the progress line is a courtesy: never the reason a run fails
     refused = creation_failure(workload=obj)
