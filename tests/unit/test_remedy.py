@@ -58,9 +58,13 @@ def test_a_key_no_source_provides_cannot_be_added_by_a_restart() -> None:
     exp = Expectations(env=("PAYMENT_APIKEY",))
     check = judged(v, exp, facts(provided_env={"app": frozenset({"PAYMENT_API_KEY"})}))
     assert check.restart_can_fix is False
+    # a close name the sources do provide is offered (names only, never a value)
     assert check.why == (
-        "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it"
+        "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it; "
+        "did you mean PAYMENT_API_KEY?"
     )
+    far = judged(v, exp, facts(provided_env={"app": frozenset({"DB_URL", "PAYMENT_REGION"})}))
+    assert far.why == "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it"
     decision = decide(
         verdict=assess(verdict=v, expectations={"app": exp}, facts=facts()),
         restarts_done=0,

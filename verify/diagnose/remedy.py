@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from verify.config.naming import ENV_CUTOFF, did_you_mean
 from verify.diagnose.secretsstore import CsiFacts
 from verify.findings import (
     STALE,
@@ -130,7 +131,10 @@ def _env(
             False,
             f"cannot tell whether a restart can add {key}: {', '.join(facts.unreadable)} cannot be read",
         )
-    return Remedy(False, f"no source in {facts.workload}'s template provides {key}: a restart cannot add it")
+    why = f"no source in {facts.workload}'s template provides {key}: a restart cannot add it"
+    # a typo of a key the sources do provide (names only: what the template's sources hold)
+    meant = did_you_mean(key, sorted(facts.provided_env.get(container, frozenset())), cutoff=ENV_CUTOFF)
+    return Remedy(False, f"{why}; did you mean {meant}?" if meant else why)
 
 
 def _file(

@@ -37,6 +37,21 @@ HELP = (
     "--junit one JUnit file with a suite per cluster and namespace. "
     "Exit code: the most fundamental among the reports' (2 when a file is no report)."
 )
+
+
+def help_text(*, usage: str, of_report: bool) -> str:
+    """`report merge --help`, or with `of_report` `report --help`: the subcommands of `report`."""
+    if not of_report:
+        return f"usage: {usage}\n{HELP}\n"
+    import textwrap
+
+    merge_help = textwrap.fill(HELP, width=96, initial_indent="  merge  ", subsequent_indent=" " * 9)
+    return (
+        f"usage: {usage}\n\nthe subcommands of rollout-verify report:\n{merge_help}\n\n"
+        "`rollout-verify report merge --help` says the same of merge alone.\n"
+    )
+
+
 _HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
 _CHECK_TYPES: dict[str, Literal["env", "file", "http"]] = {"env": "env", "file": "file", "http": "http"}
 _RESULT = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error"}
