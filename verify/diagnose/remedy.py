@@ -60,6 +60,9 @@ class Facts:
     # stay ContainerCreating (FailedMount), so no restart can help
     missing_classes: tuple[str, ...] = ()
     csi: CsiFacts | None = None  # what the Secrets Store CSI objects say, for the diagnosis
+    # per container: expected env keys the template's sources no longer provide -> the sources the
+    # running containers took them from (they keep them until their next restart)
+    stale_env: Mapping[str, Mapping[str, tuple[SourceKey, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,28 @@ def _file(
     return Remedy(True, "a new container mounts the live content")
 
 
+def stale_line(key: str, sources: tuple[SourceKey, ...]) -> str:
+    """`secret web-env no longer has API_TOKEN; pods keep it until their next restart`."""
+    named = [f"{kind} {name}" for kind, name in sources]
+    has = f"{named[0]} no longer has" if len(named) == 1 else f"none of {', '.join(named)} has any more"
+    return f"{has} {key}; pods keep it until their next restart"
+
+
+def _stale(check: CheckResult, sources: tuple[SourceKey, ...]) -> CheckResult:
+    """An expected key the pods still carry that their source no longer has: present today, gone
+    with the next restart or scale-up, so a restart cannot make it pass (it removes the key)."""
+    line = stale_line(check.subject, sources)
+    where = " or ".join(f"{kind} {name}" for kind, name in sources)
+    return dataclasses.replace(
+        check,
+        status=CheckStatus.MISMATCH,
+        detail=f"is stale: {line}",
+        restart_can_fix=False,
+        why=f"{line}: a restart removes it, so it cannot help; put {check.subject} back in {where}, "
+        "or stop expecting it",
+    )
+
+
 def _check(
     check: CheckResult, exp: Expectations, container: str, pod: PodVerdict, facts: Facts,
     own: Mapping[str, frozenset[str]],
@@ -174,6 +199,9 @@ def _check(
     """Default deny: only a check that saw stale configuration (missing/mismatch) of a kind judged
     here can be found fixable; anything else (a check that could not be made, a kind or status
     added later) is not."""
+    stale = facts.stale_env.get(container, {}).get(check.subject) if check.type == "env" else None
+    if check.status is CheckStatus.OK and stale:
+        return _stale(check, stale)
     if check.status is CheckStatus.OK:
         return check
     if check.status not in STALE:

@@ -84,9 +84,12 @@ def where(pods: list[tuple[str, str]]) -> str:
 
 def remedy_of(check: CheckResult, what: str) -> str:
     """The judgment's why, unless not judged or already the problem's own words (an uninspectable
-    check's why is its detail)."""
+    check's why is its detail); a why that opens with them says only the rest."""
     why = check.why if check.restart_can_fix is not None else ""
-    return "" if not why or why in what else why
+    if not why or why in what:
+        return ""
+    head, colon, rest = why.partition(": ")
+    return rest if colon and head in what else why  # a why opening with the problem's words
 
 
 def findings(*, workload: WorkloadResult) -> list[Finding]:
