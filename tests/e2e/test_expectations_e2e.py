@@ -55,3 +55,20 @@ def test_a_mistyped_key_gets_a_did_you_mean_and_a_key_its_secret_lost_fails_with
     checks = [c for p in stale.report["workloads"][0]["attempts"][-1]["pods"] for c in p["containers"][0]["checks"]]
     assert [(c["status"], c["restart_can_fix"]) for c in checks] == [("mismatch", False)] * 2
     assert PASSWORD not in stale.everything and TOKEN not in stale.everything
+
+    # zero-config: once a pod started after the change lacks the key, the pod that still carries it
+    # is stale, a mismatch one restart fixes (while every pod carries it, nothing tells it from the
+    # image's own env)
+    old = sorted(kubectl("get", "pods", "-l", "app=web", "-o", "name").split())
+    kubectl("delete", old[0])
+    kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+    cluster.wait_for(lambda: len(cluster.list("Pod")) == 2, what="the deleted pod gone")
+    healed = run_verify("--deployment", "web", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert healed.code == 0, healed.everything
+    assert patches(cluster) == 1
+    kept = old[1].removeprefix("pod/")
+    assert f"deployment web: pod {kept} (node-" in healed.stderr
+    assert f"container app env API_TOKEN is stale: {line}" in healed.stderr
+    assert "restarting once" in healed.stderr
+    assert healed.stdout.splitlines()[-1] == "rollout-verify: PASSED deployment web: 2 pods verified after 1 restart"
+    assert PASSWORD not in healed.everything and TOKEN not in healed.everything

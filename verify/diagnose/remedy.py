@@ -123,6 +123,9 @@ def _env(
     provided = key in facts.provided_env.get(container, frozenset())
     if src is not None and src.immutable and (check.status is CheckStatus.MISMATCH or provided):
         return _cached(facts, src, pod, own)
+    if check.status is CheckStatus.MISMATCH and check.detail.startswith("is stale: "):
+        # zero-config: a name another pod of the revision already lacks (flow.judge.stale_names)
+        return Remedy(True, f"env is fixed when a container starts: a new container no longer has {key}")
     if check.status is CheckStatus.MISMATCH:
         return Remedy(True, "env is fixed when a container starts: a new container reads the live value")
     if provided:
@@ -173,8 +176,10 @@ def _file(
 def stale_line(key: str, sources: tuple[SourceKey, ...]) -> str:
     """`secret web-env no longer has API_TOKEN; pods keep it until their next restart`."""
     named = [f"{kind} {name}" for kind, name in sources]
-    has = f"{named[0]} no longer has" if len(named) == 1 else f"none of {', '.join(named)} has any more"
-    return f"{has} {key}; pods keep it until their next restart"
+    lost = f"{named[0]} no longer has {key}"
+    if len(named) > 1:
+        lost = f"none of {', '.join(named)} has {key} any more"
+    return f"{lost}; pods keep it until their next restart"
 
 
 def _stale(check: CheckResult, sources: tuple[SourceKey, ...]) -> CheckResult:

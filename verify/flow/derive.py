@@ -245,6 +245,12 @@ def derive(
             files=(*_files(c, pod_spec, objects), *csi_files(c, pod_spec, classes or {}, objects)),
             env_values=tuple(values),
             env_sources=tuple(sources.items()),
+            env_from=tuple(
+                (kind, text(mapping(ef, field), "name"), text(ef, "prefix"))
+                for ef in maps(c, "envFrom")
+                for kind, field in (("configmap", "configMapRef"), ("secret", "secretRef"))
+                if field in ef and (kind, text(mapping(ef, field), "name")) in objects
+            ),
         )
     return out
 
