@@ -171,7 +171,7 @@ def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
     assert [o.code for o in outs] == [1, 1, 1], [o.everything for o in outs]
     assert patches(cluster) == 1
     assert [bool(o.report and o.report["restarted"]) for o in outs] == [True, False, False]
-    assert all("already restarted this revision" in o.stderr for o in outs[1:])
+    assert all("this revision is an earlier run's restart (" in o.stderr for o in outs[1:])
 
 
 def test_under_a_mutating_webhook_two_concurrent_runs_restart_once(

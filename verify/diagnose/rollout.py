@@ -100,7 +100,7 @@ def waiting_reasons(
 ) -> list[str]:
     """Why pods are not ready yet, one line each, so a stuck rollout explains itself.
     `mount_failures`: pod name -> the kubelet's last FailedMount event message; `probe_failures`:
-    pod name -> container -> its last `Readiness probe failed: …` (an Unhealthy event)."""
+    pod name -> container -> its last probe failure (an Unhealthy event: `Readiness probe failed: …`)."""
     lines: list[str] = []
     for pod in pods:
         if mapping(pod, "metadata").get("deletionTimestamp"):
