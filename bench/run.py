@@ -8,8 +8,8 @@ and 1,000 pods in one Deployment by default):
 run alternately (b c, c b, ...) so the shared machine's drift falls on both; medians of wall and
 CPU time, (b)/(c) for each, and each one's start-up: process start to its first API request.
 Then per-pod cost (after start-up) and its growth between sizes, API requests (execs per
-container, single-pod GETs), peak RSS, (a) the second seed's gate (`kubectl exec` per pod in a
-shell loop) up to `--gate-max` pods, the old "exec latency x ceil(pods / concurrency)" figure as
+container, single-pod GETs), peak RSS, (a) a hand-written gate (`kubectl exec` per pod in a
+shell loop, as the incident behind the demo's first story had) up to `--gate-max` pods, the old "exec latency x ceil(pods / concurrency)" figure as
 context only, rollout-detection latency against `kubectl rollout status`, and `--help`'s time.
 """
 

@@ -229,13 +229,14 @@ def _merge_arguments(args: Sequence[str]) -> tuple[list[tuple[str, str | None]],
     return reports, outputs
 
 
-def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
+def _report(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
     """`report merge`: a fleet's reports as one verdict, one summary and one JUnit file."""
     from verify.report import merge, schema  # XML and the merge only for this subcommand: start-up stays lean
 
-    if any(a in ("-h", "--help") for a in args):
-        sys.stdout.write(f"usage: {MERGE_USAGE}\n{merge.HELP}\n")
+    if args[0] != "merge" or any(a in ("-h", "--help") for a in args):  # report's help, not the run's
+        sys.stdout.write(merge.help_text(usage=MERGE_USAGE, of_report=args[0] != "merge"))
         return int(ExitCode.OK)
+    args = args[1:]
     try:
         reports, outputs = _merge_arguments(args)
         docs = []
@@ -270,8 +271,8 @@ def _report_merge(*, args: Sequence[str], environ: Mapping[str, str]) -> int:
 
 
 def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | None = None) -> int:
-    if list(argv[:2]) == ["report", "merge"]:  # a subcommand; `deploy/report` verifies a Deployment `report`
-        return _report_merge(args=argv[2:], environ=environ)
+    if argv[:1] == ["report"] and argv[1:2] in (["merge"], ["--help"], ["-h"]):  # deploy/report: a Deployment
+        return _report(args=argv[1:], environ=environ)
     if len(argv) > 1 and argv[0] == "report" and not argv[1].startswith("-"):
         # `report mrge x.json` would otherwise verify Deployments named report, mrge and x.json
         stderr(

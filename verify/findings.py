@@ -81,6 +81,9 @@ class Expectations:
     # the container's volume mounts as (normalized mountPath, "configmap" | "secret" | "other"):
     # a file's digest is shown only when its resolved path provably lies in a ConfigMap volume
     mounts: tuple[tuple[str, str], ...] = ()
+    # zero-config: the container's envFrom sources as (kind, name, prefix); a name the pods carry
+    # that none of them provides any more is stale (the probe is asked for every env name)
+    env_from: tuple[tuple[str, str, str], ...] = ()
 
     def merged(self, other: Expectations) -> Expectations:
         """Union, `other` winning on the same key/path."""
@@ -94,7 +97,8 @@ class Expectations:
         sources = dict((*self.env_sources, *other.env_sources))
         mounts = other.mounts or self.mounts
         files_, values_ = tuple(files.values()), tuple(values.values())
-        return Expectations(env, files_, values_, tuple(sources.items()), mounts)
+        env_from = other.env_from or self.env_from
+        return Expectations(env, files_, values_, tuple(sources.items()), mounts, env_from)
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,8 @@ class ContainerObservation:
     # key -> HMAC of the value under the run key (only for keys with an ExpectedEnv)
     env_digests: dict[str, str] = field(default_factory=dict)
     error: Uninspectable | None = None
+    # every env name the container holds (names only), when asked (zero-config); None: not known
+    env_names: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

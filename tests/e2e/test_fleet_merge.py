@@ -67,10 +67,12 @@ def test_three_reports_one_failed_merge_into_one_summary_one_junit_and_exit_1(
     assert len(done.stdout.splitlines()) == 1  # the verdict alone, as a run's stdout ends
 
     summary = (tmp_path / "fleet" / "summary.md").read_text()
-    rows = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    table = summary.split("\n\n#### ", 1)[0]  # then each failed workload's section, as its run's summary
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert len(rows) == 3
     assert rows[0].startswith("| ap | shop-ap | deployment/web | ❌ failed | no | ")  # failures first
-    assert "lacks env FEATURE_CREDENTIAL" in rows[0]
+    assert "lacks env FEATURE_CREDENTIAL — no source in deployment web's template provides" in rows[0]
+    assert "#### ap: deployment `shop-ap/web`" in summary
     assert {r.split(" | ")[0] for r in rows[1:]} == {"| eu", "| us"}
     assert all("✅ passed" in r for r in rows[1:])
 

@@ -149,9 +149,9 @@ def test_the_hook_job_fails_with_the_diagnosis_when_no_restart_can_fix_it(
     assert verdict == "Failed", logs
     assert status["failed"] == 1 and not status.get("succeeded")
     assert status["conditions"][-1]["reason"] == "BackoffLimitExceeded"
-    assert "(/cm/script.py): configmap testcm is immutable and was recreated" in logs
+    assert "configmap testcm is immutable and was recreated" in logs
     assert "a restart will not help; publish new content under a new name" in logs
-    assert "FAILED deployment cm-test: 7 of 7 pods failed verification" in logs
+    assert "FAILED deployment cm-test: 7 of 7 pods failed: container test file /cm/script.py differs" in logs
     assert "file /cm/script.py differs from configmap testcm/script.py" in logs
     assert "restarting" not in logs
     cm_test = json.loads(kubectl("get", "deployment", "cm-test", "-o", "json"))

@@ -79,9 +79,11 @@ def test_one_failing_workload_fails_the_run_and_the_report_shows_every_workload(
     by_name = {w["name"]: w for w in out.report["workloads"]}
     assert set(by_name) == {"api", "web"}
     assert (by_name["api"]["result"], by_name["web"]["result"]) == ("passed", "failed")
-    assert "PASSED" not in out.stdout.splitlines()[-1]
-    assert "deployment api: 2 pods verified" in out.stdout
-    assert "deployment web: 1 of 2 pods failed verification" in out.stdout
+    # what failed leads the verdict: `FAILED deployment api: 2 pods verified; …` read as a pass
+    assert out.stdout.splitlines()[-1] == (
+        "rollout-verify: FAILED deployment web: 1 of 2 pods failed: container app lacks env FEATURE_CREDENTIAL; "
+        "deployment api: 2 pods verified"
+    )
     assert "deployment web: pod web-" in out.stderr and "lacks env FEATURE_CREDENTIAL" in out.stderr
     assert out.junit.count("<testsuite ") == 2
     assert patches(cluster) == 0
@@ -222,6 +224,8 @@ def test_a_revision_is_restarted_once_whatever_scales_or_touches_it_and_new_cont
     first = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert first.code == 1, first.everything
     assert "after 1 restart" in first.stdout
+    # the revision this run's restart made is never said to be an earlier run's
+    assert "earlier run" not in first.everything
     assert patches(cluster) == 1
     # the record names the revision restarted (its pod-template-hash) and the one its restart made
     # (revision 2), with the sources' salted digest and the run; it is never printed
@@ -243,11 +247,17 @@ def test_a_revision_is_restarted_once_whatever_scales_or_touches_it_and_new_cont
         retried = run_verify(*args, kubeconfig=kubeconfig, tmp_path=tmp_path)
         assert retried.code == 1, retried.everything
         assert patches(cluster) == 1, touch  # no second restart for the same revision
-        assert "an earlier run of rollout-verify already restarted this revision" in retried.stderr
+        # the record names the revision the first run's restart made: that run restarted the one
+        # before, so this one is said to be its restart, not to have been restarted
+        at = (cluster.get("Deployment", "web") or {})["metadata"]["annotations"]["rollout-verify.io/restarted-at"]
+        assert (
+            f"deployment web: this revision is an earlier run's restart ({at}); it will not be restarted again"
+        ) in retried.stderr
+        assert "already restarted this revision" not in retried.everything
         assert retried.report is not None
         (wl,) = retried.report["workloads"]
         assert wl["restarted"] is False and wl["restarted_by_earlier_run"]
-        assert "(restarted once by an earlier run; not again)" in retried.stdout
+        assert "(an earlier run's restart covers this revision; not restarted again)" in retried.stdout
         assert record["digest"] not in retried.everything
 
     # new content in the Secret is a new revision to verify: its own single restart
@@ -370,6 +380,8 @@ def test_a_refused_restart_is_not_reported_as_a_restart(cluster: Cluster, tmp_pa
     (wl,) = out.report["workloads"]
     assert wl["restarted"] is False
     assert "lacks env FEATURE_CREDENTIAL" in out.stderr  # the failing pods stay the verdict
+    said = [line for line in out.stderr.splitlines() if "lacks env FEATURE_CREDENTIAL" in line]
+    assert len(said) == len(set(said)), out.stderr  # said before the refused restart, not again
     assert PLANTED not in out.everything
 
 

@@ -77,7 +77,8 @@ def test_github_run_writes_outputs_summary_errors_and_masks_the_token(
     errors = [line for line in lines if line.startswith("::error ")]
     assert len(errors) == 1, out.stdout
     assert errors[0].startswith(f"::error title=rollout-verify%3A deployment default/web::pod {stale} (node-")
-    assert errors[0].endswith(": container app lacks env FEATURE_CREDENTIAL")
+    # the problem, then its remedy
+    assert ") container app lacks env FEATURE_CREDENTIAL — " in errors[0]
     assert fresh not in "\n".join(errors)
     assert "::group::deployment web" in out.stderr and "::endgroup::" in out.stderr
 
@@ -188,7 +189,9 @@ def test_output_dir_and_junit_from_a_real_run(cluster: Cluster, kubeconfig: str,
     doc = SCHEMA.to_dict(str(junit_path))
     cases = doc["testsuite"][0]["testcase"]
     assert sorted(c["@name"] for c in cases) == [f"{p}/app" for p in pods]  # --container app only
-    assert {c["failure"][0]["@message"] for c in cases} == {"lacks env MISSING_KEY"}
+    assert {c["failure"][0]["@message"] for c in cases} == {
+        "lacks env MISSING_KEY — no source in deployment web's template provides MISSING_KEY: a restart cannot add it"
+    }
     assert "| app | ❌ missing | lacks env MISSING_KEY |" in files["summary.md"]
 
 

@@ -171,7 +171,7 @@ def test_under_a_mutating_webhook_three_runs_on_one_revision_restart_once(
     assert [o.code for o in outs] == [1, 1, 1], [o.everything for o in outs]
     assert patches(cluster) == 1
     assert [bool(o.report and o.report["restarted"]) for o in outs] == [True, False, False]
-    assert all("already restarted this revision" in o.stderr for o in outs[1:])
+    assert all("this revision is an earlier run's restart (" in o.stderr for o in outs[1:])
 
 
 def test_under_a_mutating_webhook_two_concurrent_runs_restart_once(
@@ -205,6 +205,11 @@ def test_dry_run_says_what_it_would_restart_and_writes_nothing(
     assert "(would restart once; --dry-run sent nothing)" in out.stdout
     assert out.report is not None and out.report["restarted"] is False
     assert out.report["workloads"][0]["would_restart"] is True
+    # each problem, and the diagnosis, said once (with the run's end: the dry run's verdict)
+    problems = [line for line in out.stderr.splitlines() if "lacks env FEATURE_CREDENTIAL" in line]
+    assert problems and len(problems) == len(set(problems)), out.stderr
+    diagnosis = [line for line in out.stderr.splitlines() if line.startswith("rollout-verify: diagnosis: ")]
+    assert len(diagnosis) == 1 and out.stderr.splitlines()[-1] == diagnosis[0], out.stderr
 
 
 def held_rollout(cluster: Cluster, name: str = "web") -> None:

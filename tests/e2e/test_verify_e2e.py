@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import subprocess
+import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from tests.kubesim import Cluster, Fault, Rule
-from tests.support.helpers import cache_keepers, configmap, deployment, run_verify, secret
+from tests.support.helpers import REPO, cache_keepers, configmap, deployment, run_verify, secret
 from tests.support.kubectl import Kubectl
 
 MANIFESTS = Path(__file__).parent.parent / "manifests"
@@ -94,6 +99,7 @@ def test_pod_started_before_secret_sync_is_detected_then_fixed_by_one_restart(
 def test_recreated_immutable_configmap_named_by_expect_file_fails_at_once_without_a_restart(
     cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
 ) -> None:
+    """Also: the diagnosis and the remedy reach every page a CI user reads, not only stderr."""
     kubectl("create", "-f", str(MANIFESTS / "cm-test.yaml"))
     kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
     cache_keepers(cluster, "testcm", ["node-1", "node-2", "node-3"])
@@ -105,6 +111,12 @@ def test_recreated_immutable_configmap_named_by_expect_file_fails_at_once_withou
     kubectl("rollout", "status", "deployment/cm-test", "--timeout=60s")
     cluster.reset_counts()
 
+    step_summary, step_outputs = tmp_path / "step-summary.md", tmp_path / "step-outputs"
+    github = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_STEP_SUMMARY": str(step_summary),
+        "GITHUB_OUTPUT": str(step_outputs),
+    }
     out = run_verify(
         "--deployment",
         "cm-test",
@@ -112,6 +124,7 @@ def test_recreated_immutable_configmap_named_by_expect_file_fails_at_once_withou
         "/cm/script.py=configmap:testcm/script.py",
         kubeconfig=kubeconfig,
         tmp_path=tmp_path,
+        env=github,
     )
     # a rolling restart starts new pods beside old ones, and the keepers hold every node's cached
     # copy: judged before any restart, none is sent
@@ -127,6 +140,45 @@ def test_recreated_immutable_configmap_named_by_expect_file_fails_at_once_withou
     assert "file /cm/script.py differs from configmap testcm/script.py" in out.stderr
     assert "(node-" in out.stderr
     assert "restarting" not in out.everything
+
+    why, remedy = "configmap testcm is immutable and was recreated", "publish new content under a new name"
+    # the ::error annotations: titled with the workload, each message the problem and its remedy;
+    # the same judgment on every node is one annotation naming the 7 pods
+    errors = [line for line in out.stdout.splitlines() if line.startswith("::error ")]
+    assert errors and all(e.startswith("::error title=rollout-verify%3A deployment default/cm-test::") for e in errors)
+    problem, _, said = errors[0].split("::", 2)[2].partition(" — ")
+    assert problem.startswith("7 pods (cm-test-") and "on node-1 (" in problem
+    assert "file /cm/script.py differs from configmap testcm/script.py" in problem
+    assert why in said and "a restart will not help" in said and remedy in said
+    assert "content-hash suffix" in "\n".join(errors)  # the diagnosis that says more follows
+    # the step summary, per workload; JUnit's failures (message and text), report.json
+    summary = step_summary.read_text()
+    section = summary.split("#### deployment `default/cm-test`", 1)[1]
+    assert why in section and remedy in section and "kubelet" in section
+    assert summary == out.summary  # --summary and the job summary are one rendering
+    failures = ET.fromstring(out.junit).findall(".//failure")
+    assert len(failures) == 7
+    assert all(why in (f.get("message") or "") and remedy in (f.get("message") or "") for f in failures)
+    assert all(why in (f.text or "") and "content-hash suffix" in (f.text or "") for f in failures)
+    assert any(why in line and remedy in line for line in only["diagnosis"])
+    # the verdict leads with what failed
+    assert out.stdout.splitlines()[-1].startswith(
+        "rollout-verify: FAILED deployment cm-test: 7 of 7 pods failed: container test file /cm/script.py "
+        "differs from configmap testcm/script.py"
+    )
+
+    # `report merge` over that report: its summary and JUnit say the same
+    report = tmp_path / "cm-test.json"
+    report.write_text(json.dumps(out.report))
+    merged = subprocess.run(
+        [sys.executable, "-m", "verify", "report", "merge", f"eu={report}", "--summary", "fleet.md"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    fleet = (tmp_path / "fleet.md").read_text()
+    assert why in fleet and remedy in fleet and "#### eu: deployment `default/cm-test`" in fleet
+    assert why in merged.stderr and remedy in merged.stderr
 
 
 def test_distroless_image_is_uninspectable_and_fails_without_restart(
@@ -181,6 +233,28 @@ def test_progress_deadline_exceeded_exits_4_with_the_pods_waiting_reasons(
     assert patches(cluster) == 0
 
 
+def test_a_pod_running_but_not_ready_is_said_with_its_readiness_probes_failure(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path, kubectl: Kubectl
+) -> None:
+    web = deployment("unready", replicas=1, progressDeadlineSeconds=4)
+    app = web["spec"]["template"]["spec"]["containers"][0]
+    app["readinessProbe"] = {
+        "exec": {"command": ["sh", "-c", "echo database db:5432 refused the connection; exit 1"]},
+        "periodSeconds": 1,
+    }
+    cluster.apply(web)
+    out = run_verify("--deployment", "unready", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 4, out.everything
+    # what `kubectl describe pod` shows in its events, in the run's own line
+    described = kubectl("describe", "pods", "-l", "app=unready")
+    assert "Readiness probe failed: database db:5432 refused the connection" in described
+    assert re.search(
+        r"container app: running but not ready: Readiness probe failed: database db:5432 refused the connection",
+        out.stdout,
+    ), out.everything
+    assert patches(cluster) == 0
+
+
 def test_timeout_while_waiting_exits_4(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:
     cluster.apply(deployment("slow", replicas=1, image="registry.local/doesnotexist:1"))
     out = run_verify(
@@ -231,14 +305,14 @@ def test_restart_never_fails_on_first_mismatch(cluster: Cluster, kubeconfig: str
     )
     assert out.code == 1
     assert patches(cluster) == 0
-    # each problem once, on stderr with the one prefix; stdout: the end table and the verdict only
+    # each problem once, on stderr with the one prefix; stdout: the end table and the verdict only,
+    # which leads with what failed
     problems = [line for line in out.stderr.splitlines() if "lacks env FEATURE_CREDENTIAL" in line]
     assert len(problems) == 2 and all(line.startswith("rollout-verify: deployment web: pod web-") for line in problems)
-    assert "lacks env" not in out.stdout
     header, row, verdict = out.stdout.splitlines()
     assert header.split() == ["WORKLOAD", "PODS", "CHECKS", "RESTARTS", "RESULT"]
     assert row.split() == ["deployment/web", "0/2", "env", "0/2", "0", "failed"]
-    assert verdict == "rollout-verify: FAILED deployment web: 2 of 2 pods failed verification"
+    assert verdict == "rollout-verify: FAILED deployment web: 2 of 2 pods failed: container app lacks env FEATURE_CREDENTIAL"
 
 
 def test_env_contract_matches_flags(cluster: Cluster, kubeconfig: str, tmp_path: Path) -> None:

@@ -138,9 +138,9 @@ def test_two_deployments_and_a_daemonset_in_one_run_one_failing_fails_the_run(
         ("daemonset", "agent"): "failed",
     }
     head = out.stdout.splitlines()[-1]
-    assert head.startswith("rollout-verify: FAILED ")
+    # what failed leads: a passing workload said first read as a pass
+    assert head.startswith("rollout-verify: FAILED daemonset agent: 3 of 3 pods failed: ")
     assert "deployment web: 2 pods verified" in head and "deployment api: 2 pods verified" in head
-    assert "daemonset agent: 3 of 3 pods failed verification" in head
     assert out.junit.count("<testsuite ") == 3 and "daemonset `default/agent`" in out.summary
     assert cluster.requests.total() > 0 and cluster.requests[("patch", "daemonsets")] == 0
     assert PLANTED not in out.everything

@@ -42,6 +42,7 @@ from .controllers.manager import Controllers
 from .controllers.systempods import IMAGES as SYSTEM_IMAGES
 from .controllers.systempods import install as install_system_pods
 from .knobs import Fault, Knobs, Requests
+from .loop import Loop, finish, pidfd_watcher
 from .node.containers import ContainerRuntime
 from .node.kubelet import Kubelet
 from .node.registration import node_object
@@ -106,10 +107,10 @@ class Cluster:
         errors: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = Loop()
             self.loop = loop
             asyncio.set_event_loop(loop)
-            _pidfd_watcher(loop)
+            pidfd_watcher(loop)
             try:
                 loop.run_until_complete(self._boot())
             except BaseException as e:
@@ -119,6 +120,7 @@ class Cluster:
             ready.set()
             loop.run_forever()
             loop.run_until_complete(self._teardown())
+            finish(loop)
             loop.close()
 
         self._thread = threading.Thread(target=run, name="kubesim", daemon=True)
@@ -576,18 +578,3 @@ def _set_owners(refs: list[Any]) -> Callable[[Obj], None]:
             o["metadata"].pop("ownerReferences", None)
 
     return fn
-
-
-def _pidfd_watcher(loop: asyncio.AbstractEventLoop) -> None:
-    """Reap container and exec processes via pidfd on the loop, not one waiter thread per child
-    (asyncio's default), which costs more than the exec itself at hundreds of execs."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            watcher = asyncio.PidfdChildWatcher()
-            watcher.attach_loop(loop)
-            asyncio.get_event_loop_policy().set_child_watcher(watcher)
-        except (AttributeError, OSError, NotImplementedError):
-            pass  # older kernels: keep the default watcher

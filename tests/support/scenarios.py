@@ -76,7 +76,7 @@ def _healthy(cluster: Cluster) -> list[str]:
     ]
 
 
-def _second_seed(cluster: Cluster) -> list[str]:
+def _late_secret(cluster: Cluster) -> list[str]:
     """A pod started before the Secret sync lacks the key; one restart fixes it (zero-config)."""
     cluster.apply(secret("web-secrets", {"DB_URL": "postgres://faults"}))
     cluster.apply(deployment("web", replicas=2, env_from=[{"secretRef": {"name": "web-secrets"}}]))
@@ -89,7 +89,7 @@ def _second_seed(cluster: Cluster) -> list[str]:
     return ["--deployment", "web"]
 
 
-def _first_seed(cluster: Cluster) -> list[str]:
+def _recreated_configmap(cluster: Cluster) -> list[str]:
     """A recreated immutable ConfigMap: nodes that cached it keep serving the old content, and
     under a RollingUpdate with other pods holding every node's copy a restart cannot change that:
     judged so before any restart, the run fails without one."""
@@ -140,15 +140,15 @@ def _missing_key(cluster: Cluster) -> list[str]:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("healthy", "healthy rollout passes", _healthy, Verdict(0, "passed", 0)),
     Scenario(
-        "second-seed",
+        "late-secret",
         "pod started before the Secret sync: one restart, pass",
-        _second_seed,
+        _late_secret,
         Verdict(0, "passed", 1),
     ),
     Scenario(
-        "first-seed",
+        "recreated-cm",
         "recreated immutable ConfigMap: a restart cannot help, fails without restart",
-        _first_seed,
+        _recreated_configmap,
         Verdict(1, "failed", 0),
     ),
     Scenario(

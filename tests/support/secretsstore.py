@@ -1,4 +1,4 @@
-"""The second seed's own system on kubesim: the Secrets Store CSI Driver's CRDs as published, a
+"""The system of the incident behind the demo's first story, on kubesim: the Secrets Store CSI Driver's CRDs as published, a
 SecretProviderClass syncing vault objects into Secret web-secrets, and Deployment web reading its
 env from that Secret, upgraded in Helm's order (the Deployment before the class: Helm sorts
 custom kinds last, pkg/release/util/kind_sorter.go). Shared by the end-to-end tests and the demo.
@@ -183,6 +183,6 @@ def upgrade_in_helm_order(kubectl: Kubectl) -> str:
 
 
 def has_key(kubectl: Kubectl, pod: str) -> bool:
-    """The seed's own check: `printenv | cut -d= -f1 | grep -qx FEATURE_CREDENTIAL` in the pod."""
+    """The incident's own hand-written check: `printenv | cut -d= -f1 | grep -qx FEATURE_CREDENTIAL` in the pod."""
     out = kubectl("exec", pod, "-c", "app", "--", "printenv", check=False)
     return "FEATURE_CREDENTIAL" in {line.split("=", 1)[0] for line in out.splitlines()}

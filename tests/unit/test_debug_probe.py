@@ -153,3 +153,12 @@ def test_without_a_shared_process_namespace_it_refuses_to_read_itself(tmp_path: 
     obs = parse_probe(container="app", stdout=out, expectations=exp, run_key=key)
     assert obs.error is not None and obs.error.code == "debug_failed", out
     assert "does not share the target's process namespace" in obs.error.reason
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_the_debug_probe_lists_the_targets_env_names_never_its_values(prefix: tuple[str, ...], target: int) -> None:
+    exp = Expectations(env=("GREETING",), env_from=(("configmap", "app", ""),))
+    out = run_probe(prefix, target, exp, RunKey())
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.env_names == frozenset({"GREETING", "MULTI"}), out  # the target's, not the probe's PATH
+    assert VALUE not in out

@@ -57,14 +57,14 @@ def test_outputs_use_heredocs_that_survive_newlines_and_equals(tmp_path: Path) -
     assert parse_github_output(text) == {"result": "failed", "odd": "a=b c<<d", "cmd": "\\x3a:x::y"}
 
 
-def test_error_lines_one_per_failed_pod_and_workload_problem() -> None:
+def test_error_lines_one_per_problem_titled_with_the_workload() -> None:
     lines = github.error_lines(run=failed_run())
     title = "title=rollout-verify%3A deployment prod/web"
     assert lines[0] == f"::error {title}::expected 5 pods of revision 2, found 4"
     pods = [line for line in lines[1:]]
     assert [line.split("::")[2].split(" ")[1] for line in pods] == ["web-c", "web-d", "web-e"]
     assert pods[0] == (
-        f"::error {title}::pod web-c (node-2): container app file /cm/script.py differs from configmap testcm/script.py"
+        f"::error {title}::pod web-c (node-2) container app file /cm/script.py differs from configmap testcm/script.py"
     )
 
 

@@ -192,3 +192,31 @@ def test_judge_attempt_is_ok_only_when_every_pod_passes_and_no_problems() -> Non
         permanent_problems=["no such container"],
     )
     assert not perm.ok and perm.permanent_problems == ("no such container",)
+
+
+def test_zero_config_a_name_one_pod_still_carries_that_its_source_lost_is_stale() -> None:
+    """The pod started before secret web-env lost API_TOKEN still has it; the one started after
+    does not. A name every pod carries may be the image's own, a Service's link is the kubelet's."""
+    from verify.findings import ContainerObservation, PodObservation, PodTarget
+    from verify.flow.judge import judge_attempt
+
+    exp = {"app": Expectations(env=("DB_URL",), env_from=(("secret", "web-env", ""), ("configmap", "flags", "F_")))}
+
+    def pod(name: str, *names: str) -> PodObservation:
+        seen = frozenset({"DB_URL", "PATH", *names})
+        return PodObservation(PodTarget(name, "node-1", ("app",)), (ContainerObservation("app", seen & {"DB_URL"}, env_names=seen),))
+
+    older = pod("web-old", "API_TOKEN", "F_BETA", "SHOP_SERVICE_HOST", "SHOP_PORT_80_TCP_ADDR", "JAVA_HOME")
+    newer = pod("web-new", "JAVA_HOME")
+    verdict = judge_attempt(selection_revision="1", observations=[older, newer], expectations=exp, problems=())
+    stale = {p.name: [(c.subject, c.status, c.detail) for c in p.containers[0].checks if c.subject != "DB_URL"] for p in verdict.pods}
+    assert stale == {
+        "web-old": [
+            ("API_TOKEN", CheckStatus.MISMATCH, "is stale: secret web-env no longer has API_TOKEN; pods keep it until their next restart"),
+            ("F_BETA", CheckStatus.MISMATCH, "is stale: none of secret web-env, configmap flags has F_BETA any more; pods keep it until their next restart"),
+        ],
+        "web-new": [],
+    }
+    # one pod alone tells nothing: its extra names may be the image's
+    alone = judge_attempt(selection_revision="1", observations=[older], expectations=exp, problems=())
+    assert alone.ok

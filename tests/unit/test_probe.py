@@ -374,3 +374,26 @@ def test_the_probe_reports_where_each_file_leads_once_every_link_is_followed(
     assert obs.resolved_files == {paths[0]: real, paths[1]: real}
     assert obs.file_hashes[paths[0]] == obs.file_hashes[paths[1]] == hashlib.sha256(b"123456").hexdigest()
     assert obs.file_hashes[paths[2]] == hashlib.sha256(b"x").hexdigest()
+
+
+@pytest.mark.parametrize("prefix", SHELL_PREFIXES)
+def test_zero_config_lists_every_env_name_and_never_a_value(prefix: tuple[str, ...], tmp_path: Path) -> None:
+    """Names only, each once: a value holding a line break that looks like another entry, or a
+    name the shell manages, shows nothing of the value; a name that is no identifier is left out."""
+    exp = Expectations(env=("DB_URL",), env_from=(("secret", "web-env", ""),))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DB_URL": "postgres://x",
+        "API_TOKEN": "tok\nFORGED_NAME=from-a-value",
+        "PWD": "/srv",
+        "app.conf": "1",
+    }
+    out = _probe_under(prefix, exp, RunKey(), env, tmp_path)
+    assert "from-a-value" not in out and "postgres" not in out and "tok" not in out
+    obs = parse_probe(container="app", stdout=out, expectations=exp)
+    assert obs.error is None, out
+    assert obs.env_names == frozenset({"PATH", "DB_URL", "API_TOKEN", "PWD"}), out
+    # not asked (no envFrom to compare with): not listed, and not known
+    plain = Expectations(env=("DB_URL",))
+    out = _probe_under(prefix, plain, RunKey(), env, tmp_path)
+    assert "name " not in out and parse_probe(container="app", stdout=out, expectations=plain).env_names is None

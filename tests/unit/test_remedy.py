@@ -58,9 +58,13 @@ def test_a_key_no_source_provides_cannot_be_added_by_a_restart() -> None:
     exp = Expectations(env=("PAYMENT_APIKEY",))
     check = judged(v, exp, facts(provided_env={"app": frozenset({"PAYMENT_API_KEY"})}))
     assert check.restart_can_fix is False
+    # a close name the sources do provide is offered (names only, never a value)
     assert check.why == (
-        "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it"
+        "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it; "
+        "did you mean PAYMENT_API_KEY?"
     )
+    far = judged(v, exp, facts(provided_env={"app": frozenset({"DB_URL", "PAYMENT_REGION"})}))
+    assert far.why == "no source in deployment checkout's template provides PAYMENT_APIKEY: a restart cannot add it"
     decision = decide(
         verdict=assess(verdict=v, expectations={"app": exp}, facts=facts()),
         restarts_done=0,
@@ -247,3 +251,42 @@ def test_one_unfixable_check_among_fixable_ones_means_no_restart() -> None:
         "a restart cannot fix this: no source in deployment checkout's template provides PAYMENT_APIKEY: "
         "a restart cannot add it"
     )
+
+
+def test_an_expected_key_its_source_no_longer_has_is_stale_and_a_restart_cannot_help() -> None:
+    """The pods still carry API_TOKEN, but secret web-env lost it: the check passed, yet the next
+    restart or scale-up removes the key, so the run fails with that line and restarts nothing."""
+    v = verdict(CheckResult("env", "API_TOKEN", CheckStatus.OK), pods=(("web-1", "node-1"), ("web-2", "node-2")))
+    exp = Expectations(env=("API_TOKEN",))
+    stale = {"app": {"API_TOKEN": (("secret", "web-env"),)}}
+    judged_v = assess(verdict=v, expectations={"app": exp}, facts=facts(stale_env=stale))
+    check = judged_v.pods[0].containers[0].checks[0]
+    line = "secret web-env no longer has API_TOKEN; pods keep it until their next restart"
+    assert (check.status, check.restart_can_fix) == (CheckStatus.MISMATCH, False)
+    assert check.detail == f"is stale: {line}" and check.why.startswith(f"{line}: a restart removes it")
+    decision = decide(verdict=judged_v, restarts_done=0, restart_mode="once")
+    assert decision.action == "fail" and decision.reason.startswith(f"a restart cannot fix this: {line}")
+    # without the stale fact (the source still has it) the passing check stays a pass
+    assert judged(v, exp, facts()).status is CheckStatus.OK
+
+
+def test_the_sources_a_key_could_have_come_from() -> None:
+    from verify.flow.derive import env_origins
+
+    spec = {
+        "containers": [
+            {
+                "name": "app",
+                "envFrom": [{"secretRef": {"name": "web-env"}}, {"configMapRef": {"name": "flags"}, "prefix": "F_"}],
+                "env": [
+                    {"name": "DB", "valueFrom": {"secretKeyRef": {"name": "db", "key": "url", "optional": True}}},
+                    {"name": "MODE", "value": "prod"},
+                ],
+            }
+        ]
+    }
+    assert env_origins(pod_spec=spec, container="app", key="API_TOKEN") == [("secret", "web-env")]
+    assert env_origins(pod_spec=spec, container="app", key="F_NEW") == [("secret", "web-env"), ("configmap", "flags")]
+    assert env_origins(pod_spec=spec, container="app", key="DB") == [("secret", "db")]
+    assert env_origins(pod_spec=spec, container="app", key="MODE") == []  # a literal: no source
+    assert env_origins(pod_spec=spec, container="other", key="API_TOKEN") == []

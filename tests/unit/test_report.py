@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from verify.findings import (
     AttemptVerdict,
@@ -129,11 +130,40 @@ def test_verdict_line_for_pass_without_restart_uses_singular() -> None:
     assert verdict_line(run=run("passed", wl)) == "rollout-verify: PASSED deployment web: 1 pod verified"
 
 
-def test_verdict_line_for_failure_counts_failed_pods() -> None:
+def test_verdict_line_for_failure_leads_with_what_failed() -> None:
     bad = PodVerdict("web-2", "n", (ContainerVerdict("app", (), Uninspectable("timeout", "t", False)),))
     wl = workload(AttemptVerdict("3", (ok_pod("web-1"), bad)), restarted=True)
     assert verdict_line(run=run("failed", wl)) == (
-        "rollout-verify: FAILED deployment web: 1 of 2 pods failed verification after 1 restart"
+        "rollout-verify: FAILED deployment web: 1 of 2 pods failed after 1 restart: "
+        "container app cannot be inspected: t"
+    )
+
+
+def test_verdict_line_says_failed_workloads_first_and_counts_other_problems_once() -> None:
+    """`FAILED deployment shop: 3 pods verified; …` read as a pass: the failed workload leads, with
+    what failed; the same problem on several nodes (judged once per node) is one problem."""
+    shop = workload(AttemptVerdict("1", (ok_pod("shop-1"), ok_pod("shop-2"), ok_pod("shop-3"))), name="shop")
+    stale = [
+        PodVerdict(
+            f"web-{n}",
+            f"node-{n}",
+            (
+                ContainerVerdict(
+                    "app",
+                    (
+                        CheckResult("env", "KEY", CheckStatus.MISSING, restart_can_fix=False, why=f"why {n}"),
+                        CheckResult("file", "/f", CheckStatus.MISSING, restart_can_fix=False, why="no"),
+                    ),
+                ),
+            ),
+        )
+        for n in (1, 2)
+    ]
+    web = replace(workload(AttemptVerdict("2", tuple(stale))), result="failed", exit_code=1)
+    failed = run("failed", shop, web)
+    assert verdict_line(run=failed) == (
+        "rollout-verify: FAILED deployment web: 2 of 2 pods failed: container app lacks env KEY "
+        "(and 1 more problem); deployment shop: 3 pods verified"
     )
 
 

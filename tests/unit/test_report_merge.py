@@ -190,3 +190,14 @@ def test_a_report_larger_than_any_report_is_refused_unparsed(
     (tmp_path / "big.json").write_bytes(b" " * (1 << 20) + b"{}")
     assert run(argv=["report", "merge", str(tmp_path / "big.json")], environ={}) == 2
     assert "is not a rollout-verify report (it is larger than 1 MiB)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_report_help_is_the_subcommands_not_the_runs(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from verify.cli import run
+
+    assert run(argv=["report", flag], environ={}) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: rollout-verify report merge [LABEL=]REPORT.json ...")
+    assert "  merge  Merge the --report-json files" in out
+    assert "--expect-env" not in out and "--deployment" not in out  # the run's flags are not report's

@@ -306,7 +306,13 @@ def test_an_earlier_runs_record_is_noticed_before_a_restart_and_only_read_when_t
     assert not r.used  # the config changed since: a new revision, a new restart
     r.note_earlier(deployment(generation=7, record=record()), revision=current(made), sources=SOURCES)
     assert r.used and r.prior == THEN  # scaled since (generation 7): still the revision it made
-    assert "already restarted this revision" in lines[-1]
+    # the revision its restart made is said to be that, not to have been restarted
+    assert lines[-1].endswith(f"this revision is an earlier run's restart ({THEN}); it will not be restarted again")
+    before = restarter(FakeApi([], lambda p: deployment()), lines)
+    before.note_earlier(deployment(record=record()), revision=current(INSPECTED), sources=SOURCES)
+    assert before.used and lines[-1].endswith(
+        f"an earlier run of rollout-verify already restarted this revision ({THEN}); it will not be restarted again"
+    )  # the revision it restarted (the restart's rollout has not replaced it yet)
 
 
 def test_a_webhook_stamping_the_template_does_not_hide_the_record() -> None:

@@ -373,3 +373,22 @@ def test_a_pod_creating_without_a_word_is_explained_by_its_failedmount_event() -
     assert waiting_reasons(pods=[pod], mount_failures={"web-2": why}) == [
         "pod web-1 (node-1) container app: ContainerCreating"
     ]
+
+
+def test_a_container_running_but_not_ready_is_said_with_its_readiness_probes_failure() -> None:
+    pod = {
+        "metadata": {"name": "web-4"},
+        "spec": {"nodeName": "node-1"},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": "app", "ready": False, "state": {"running": {}}},
+                {"name": "proxy", "ready": False, "state": {"running": {}}},
+            ],
+        },
+    }
+    why = "Readiness probe failed: HTTP probe failed with statuscode: 503"
+    assert waiting_reasons(pods=[pod], probe_failures={"web-4": {"app": why}}) == [
+        f"pod web-4 (node-1) container app: running but not ready: {why}",
+        "pod web-4 (node-1) container proxy: running but not ready",  # no event: said as before
+    ]

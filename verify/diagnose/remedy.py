@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from verify.config.naming import ENV_CUTOFF, did_you_mean
 from verify.diagnose.secretsstore import CsiFacts
 from verify.findings import (
     STALE,
@@ -59,6 +60,9 @@ class Facts:
     # stay ContainerCreating (FailedMount), so no restart can help
     missing_classes: tuple[str, ...] = ()
     csi: CsiFacts | None = None  # what the Secrets Store CSI objects say, for the diagnosis
+    # per container: expected env keys the template's sources no longer provide -> the sources the
+    # running containers took them from (they keep them until their next restart)
+    stale_env: Mapping[str, Mapping[str, tuple[SourceKey, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,9 +86,10 @@ def _cached(facts: Facts, src: Source, pod: PodVerdict, own: Mapping[str, frozen
     if rolling or (facts.kind != "deployment" and facts.surge):
         return Remedy(
             False,
+            # the same on every node (no node named): one judgment, said once for all its pods
             f"{label} is immutable and was recreated, and a rolling restart starts new pods while old "
-            f"pods on {node} still use it, so the kubelet there keeps serving its cached copy: a restart "
-            "will not help; publish new content under a new name",
+            "pods still use it, so the kubelet on each of their nodes keeps serving its cached copy: a "
+            "restart will not help; publish new content under a new name",
         )
     if facts.kind != "deployment":
         # each pod is replaced once it is gone, but the workload's other pods on the node remain
@@ -118,6 +123,9 @@ def _env(
     provided = key in facts.provided_env.get(container, frozenset())
     if src is not None and src.immutable and (check.status is CheckStatus.MISMATCH or provided):
         return _cached(facts, src, pod, own)
+    if check.status is CheckStatus.MISMATCH and check.detail.startswith("is stale: "):
+        # zero-config: a name another pod of the revision already lacks (flow.judge.stale_names)
+        return Remedy(True, f"env is fixed when a container starts: a new container no longer has {key}")
     if check.status is CheckStatus.MISMATCH:
         return Remedy(True, "env is fixed when a container starts: a new container reads the live value")
     if provided:
@@ -129,7 +137,10 @@ def _env(
             False,
             f"cannot tell whether a restart can add {key}: {', '.join(facts.unreadable)} cannot be read",
         )
-    return Remedy(False, f"no source in {facts.workload}'s template provides {key}: a restart cannot add it")
+    why = f"no source in {facts.workload}'s template provides {key}: a restart cannot add it"
+    # a typo of a key the sources do provide (names only: what the template's sources hold)
+    meant = did_you_mean(key, sorted(facts.provided_env.get(container, frozenset())), cutoff=ENV_CUTOFF)
+    return Remedy(False, f"{why}; did you mean {meant}?" if meant else why)
 
 
 def _file(
@@ -162,6 +173,30 @@ def _file(
     return Remedy(True, "a new container mounts the live content")
 
 
+def stale_line(key: str, sources: tuple[SourceKey, ...]) -> str:
+    """`secret web-env no longer has API_TOKEN; pods keep it until their next restart`."""
+    named = [f"{kind} {name}" for kind, name in sources]
+    lost = f"{named[0]} no longer has {key}"
+    if len(named) > 1:
+        lost = f"none of {', '.join(named)} has {key} any more"
+    return f"{lost}; pods keep it until their next restart"
+
+
+def _stale(check: CheckResult, sources: tuple[SourceKey, ...]) -> CheckResult:
+    """An expected key the pods still carry that their source no longer has: present today, gone
+    with the next restart or scale-up, so a restart cannot make it pass (it removes the key)."""
+    line = stale_line(check.subject, sources)
+    where = " or ".join(f"{kind} {name}" for kind, name in sources)
+    return dataclasses.replace(
+        check,
+        status=CheckStatus.MISMATCH,
+        detail=f"is stale: {line}",
+        restart_can_fix=False,
+        why=f"{line}: a restart removes it, so it cannot help; put {check.subject} back in {where}, "
+        "or stop expecting it",
+    )
+
+
 def _check(
     check: CheckResult, exp: Expectations, container: str, pod: PodVerdict, facts: Facts,
     own: Mapping[str, frozenset[str]],
@@ -169,6 +204,9 @@ def _check(
     """Default deny: only a check that saw stale configuration (missing/mismatch) of a kind judged
     here can be found fixable; anything else (a check that could not be made, a kind or status
     added later) is not."""
+    stale = facts.stale_env.get(container, {}).get(check.subject) if check.type == "env" else None
+    if check.status is CheckStatus.OK and stale:
+        return _stale(check, stale)
     if check.status is CheckStatus.OK:
         return check
     if check.status not in STALE:

@@ -44,7 +44,18 @@ def _terminated_text(term: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) -> list[str]:
+def not_ready(pod: Mapping[str, Any]) -> list[str]:
+    """The pod's containers that run but are not ready: their readiness probe fails."""
+    return [
+        text(cs, "name")
+        for cs in items(mapping(pod, "status"), "containerStatuses")
+        if isinstance(cs, Mapping) and "running" in mapping(cs, "state") and cs.get("ready") is False
+    ]
+
+
+def _container_reasons(
+    pod: Mapping[str, Any], statuses: list[Any], init: bool, probes: Mapping[str, str]
+) -> list[str]:
     lines: list[str] = []
     kind = "init container" if init else "container"
     for cs in statuses:
@@ -64,7 +75,9 @@ def _container_reasons(pod: Mapping[str, Any], statuses: list[Any], init: bool) 
         elif terminated and not (init and integer(terminated, "exitCode") == 0):
             lines.append(f"{head}: terminated, {_terminated_text(terminated)}")
         elif not init and "running" in mapping(cs, "state") and cs.get("ready") is False:
-            lines.append(f"{head}: running but not ready")
+            # why, as `kubectl describe pod` shows it: the kubelet's last Unhealthy event
+            failed = probes.get(text(cs, "name"), "")
+            lines.append(f"{head}: running but not ready" + (f": {_clean(failed)}" if failed else ""))
     return lines
 
 
@@ -80,10 +93,14 @@ def creating_silently(pod: Mapping[str, Any]) -> bool:
 
 
 def waiting_reasons(
-    *, pods: Sequence[Mapping[str, Any]], mount_failures: Mapping[str, str] | None = None
+    *,
+    pods: Sequence[Mapping[str, Any]],
+    mount_failures: Mapping[str, str] | None = None,
+    probe_failures: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Why pods are not ready yet, one line each, so a stuck rollout explains itself.
-    `mount_failures`: pod name -> the kubelet's last FailedMount event message."""
+    `mount_failures`: pod name -> the kubelet's last FailedMount event message; `probe_failures`:
+    pod name -> container -> its last probe failure (an Unhealthy event: `Readiness probe failed: …`)."""
     lines: list[str] = []
     for pod in pods:
         if mapping(pod, "metadata").get("deletionTimestamp"):
@@ -115,8 +132,9 @@ def waiting_reasons(
         if failed and creating_silently(pod):
             lines.append(f"{label}: ContainerCreating: {_clean(failed)}")
             continue
-        lines.extend(_container_reasons(pod, items(status, "initContainerStatuses"), True))
-        lines.extend(_container_reasons(pod, items(status, "containerStatuses"), False))
+        probes = (probe_failures or {}).get(text(mapping(pod, "metadata"), "name"), {})
+        lines.extend(_container_reasons(pod, items(status, "initContainerStatuses"), True, {}))
+        lines.extend(_container_reasons(pod, items(status, "containerStatuses"), False, probes))
     return lines
 
 

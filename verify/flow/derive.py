@@ -245,8 +245,37 @@ def derive(
             files=(*_files(c, pod_spec, objects), *csi_files(c, pod_spec, classes or {}, objects)),
             env_values=tuple(values),
             env_sources=tuple(sources.items()),
+            env_from=tuple(
+                (kind, text(mapping(ef, field), "name"), text(ef, "prefix"))
+                for ef in maps(c, "envFrom")
+                for kind, field in (("configmap", "configMapRef"), ("secret", "secretRef"))
+                if field in ef and (kind, text(mapping(ef, field), "name")) in objects
+            ),
         )
     return out
+
+
+def env_origins(*, pod_spec: Mapping[str, Any], container: str, key: str) -> list[Ref]:
+    """The ConfigMaps/Secrets the container's env could have taken `key` from when it started: an
+    `env` entry's valueFrom for it, else each envFrom whose prefix begins it (empty: a literal, a
+    fieldRef, or no source at all: the image's or the kubelet's own)."""
+    for c in app_containers(pod_spec):
+        if text(c, "name") != container:
+            continue
+        for e in maps(c, "env"):
+            if text(e, "name") == key:
+                vf = mapping(e, "valueFrom")
+                for kind, field in (("configmap", "configMapKeyRef"), ("secret", "secretKeyRef")):
+                    if field in vf:
+                        return [(kind, text(mapping(vf, field), "name"))]
+                return []
+        found: list[Ref] = []
+        for ef in maps(c, "envFrom"):
+            for kind, field in (("configmap", "configMapRef"), ("secret", "secretRef")):
+                if field in ef and key.startswith(text(ef, "prefix")):
+                    found.append((kind, text(mapping(ef, field), "name")))
+        return found
+    return []
 
 
 def _secret_volume(volume: Mapping[str, Any]) -> bool:

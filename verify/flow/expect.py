@@ -15,7 +15,7 @@ from verify.config.job import TargetPlan
 from verify.errors import Forbidden, SourceMissing
 from verify.findings import Expectations, ExpectedFile
 from verify.flow import csi
-from verify.flow.derive import Ref, derive, mark_secret_files, referenced_objects
+from verify.flow.derive import Ref, derive, mark_secret_files, referenced_objects, source_of
 from verify.flow.lookup import Lookup
 from verify.kube import objects
 from verify.model import FileSpec, HttpExpectation
@@ -53,6 +53,8 @@ def resolve_files(lookup: Lookup, *, env: Sequence[str], files: Sequence[FileSpe
                 sha256=hashlib.sha256(raw).hexdigest(),
                 origin=f"{spec.source} {spec.name}/{spec.key}",
                 secret=spec.source == "secret",
+                # its metadata (immutable, uid, created) for the diagnosis, as --from-spec gives it
+                source=source_of(spec.source, obj),
             )
         )
         del raw

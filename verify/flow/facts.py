@@ -12,7 +12,7 @@ from verify import errors
 from verify.diagnose.remedy import Facts, SourceKey
 from verify.findings import AttemptVerdict, CheckStatus, Expectations, Source
 from verify.flow.csi_facts import csi_facts
-from verify.flow.derive import Ref, derive, referenced_objects
+from verify.flow.derive import Ref, derive, env_origins, referenced_objects
 from verify.flow.expect import read_classes
 from verify.flow.state import WorkloadState
 from verify.kube import objects
@@ -92,6 +92,13 @@ def gather(
     if immutable:
         own = {objects.name(p) for p in lookup.pods(selector=objects.selector(workload))}
         holders = _holders(lookup.pods(selector=""), own, immutable)
+    stale: dict[str, dict[str, tuple[SourceKey, ...]]] = {}
+    for container in () if unreadable else containers:  # a source not read: cannot tell
+        provided = set(derived.get(container, Expectations()).env)
+        for name in state.plan.expect_env:
+            origins = env_origins(pod_spec=pod_spec, container=container, key=name)
+            if name not in provided and origins:
+                stale.setdefault(container, {})[name] = tuple(sorted(set(origins)))
     return Facts(
         workload=state.label,
         kind=kind,
@@ -103,4 +110,5 @@ def gather(
         holders=holders,
         missing_classes=tuple(sorted(n for n, spc in classes.items() if spc is None)),
         csi=csi_facts(lookup, workload=workload, classes=classes) if classes else None,
+        stale_env=stale,
     )

@@ -7,9 +7,12 @@ digest of a short secret is as good as the secret to anyone who can brute-force 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections.abc import Mapping, Sequence
 
+from verify.diagnose.remedy import stale_line
 from verify.findings import (
     AttemptVerdict,
     CheckResult,
@@ -167,6 +170,42 @@ def judge_pod(
     )
 
 
+# the names the kubelet itself sets from the Services it knows at a container's start
+# (pkg/kubelet/envvars/envvars.go FromServices): they differ between pods started before and after
+# a Service came or went, and no ConfigMap or Secret holds them
+SERVICE_LINK = re.compile(
+    r"[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?)"
+)
+
+
+def stale_names(
+    *, observations: Sequence[PodObservation], expectations: Expectations | Mapping[str, Expectations]
+) -> dict[tuple[str, str], list[CheckResult]]:
+    """(pod, container) -> a mismatch per env name it carries that the template's envFrom sources
+    no longer provide (zero-config: the probe listed every name). A name counts only when another
+    pod of the revision lacks it: the same name in every pod may be the image's own, which only
+    the image could tell. A restart drops it: a new container reads the sources as they are."""
+    seen: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for o in observations:
+        for c in o.containers:
+            if o.error is None and c.error is None and c.env_names is not None:
+                seen.setdefault(c.container, []).append((o.pod.name, c.env_names))
+    out: dict[tuple[str, str], list[CheckResult]] = {}
+    for container, pods in seen.items():
+        exp = expectations_for(expectations, container)
+        provided = set(exp.env)
+        for pod, names in pods:
+            for name in sorted(names - provided):
+                sources = tuple((kind, src) for kind, src, prefix in exp.env_from if name.startswith(prefix))
+                everywhere = all(name in other for p, other in pods if p != pod)
+                if not sources or everywhere or SERVICE_LINK.fullmatch(name):
+                    continue
+                said = f"is stale: {stale_line(name, sources)}"
+                found = out.setdefault((pod, container), [])
+                found.append(CheckResult("env", name, CheckStatus.MISMATCH, said))
+    return out
+
+
 def judge_attempt(
     *,
     selection_revision: str,
@@ -177,9 +216,23 @@ def judge_attempt(
     diagnosis: Sequence[str] = (),
 ) -> AttemptVerdict:
     """The verdict of one inspect pass over one revision's pods."""
+    stale = stale_names(observations=observations, expectations=expectations)
+    pods = [judge_pod(observation=o, expectations=expectations) for o in observations]
+    pods = [
+        dataclasses.replace(
+            pod,
+            containers=tuple(
+                dataclasses.replace(c, checks=(*c.checks, *stale.get((pod.name, c.name), ())))
+                for c in pod.containers
+            ),
+        )
+        if any(p == pod.name for p, _ in stale)
+        else pod
+        for pod in pods
+    ]
     return AttemptVerdict(
         revision=selection_revision,
-        pods=tuple(judge_pod(observation=o, expectations=expectations) for o in observations),
+        pods=tuple(pods),
         problems=tuple(problems),
         permanent_problems=tuple(permanent_problems),
         diagnosis=tuple(diagnosis),

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from verify import errors
-from verify.diagnose.rollout import creating_silently
+from verify.diagnose.rollout import creating_silently, not_ready
 from verify.flow.csi import GROUP_VERSION
 from verify.flow.derive import Ref
 from verify.flow.restart import Revision, revision_of
@@ -151,25 +151,45 @@ class Lookup:
         )["items"]
         return items
 
+    def _last_events(self, reason: str) -> dict[tuple[str, str], str]:
+        """(pod, container or "") -> the message of the last event of `reason` on it; {} when
+        events cannot be read (what they say is a courtesy: never the reason a run fails)."""
+        try:
+            found = self.api.get(
+                f"/api/v1/namespaces/{self.namespace}/events",
+                fieldSelector=f"involvedObject.kind=Pod,reason={reason}",
+            )["items"]
+        except errors.VerifyError:
+            return {}
+        latest: dict[tuple[str, str], tuple[str, str]] = {}
+        for ev in found:
+            involved = objects.mapping(ev, "involvedObject")
+            path = objects.text(involved, "fieldPath")  # `spec.containers{NAME}` for a container's
+            key = (objects.text(involved, "name"), path.removeprefix("spec.containers{").removesuffix("}"))
+            when = objects.text(ev, "lastTimestamp") or objects.text(ev, "eventTime")
+            if key not in latest or when >= latest[key][0]:
+                latest[key] = (when, objects.text(ev, "message"))
+        return {key: message for key, (_, message) in latest.items()}
+
     def mount_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, str]:
         """Pod name -> the last FailedMount event's message, for pods waiting in ContainerCreating
         without a word (the kubelet says why only in events); {} when events cannot be read."""
         if not any(creating_silently(p) for p in pods):
             return {}
-        try:
-            found = self.api.get(
-                f"/api/v1/namespaces/{self.namespace}/events",
-                fieldSelector="involvedObject.kind=Pod,reason=FailedMount",
-            )["items"]
-        except errors.VerifyError:
-            return {}  # a courtesy: never the reason a run fails
-        latest: dict[str, tuple[str, str]] = {}
-        for ev in found:
-            pod = objects.text(objects.mapping(ev, "involvedObject"), "name")
-            when = objects.text(ev, "lastTimestamp") or objects.text(ev, "eventTime")
-            if pod not in latest or when >= latest[pod][0]:
-                latest[pod] = (when, objects.text(ev, "message"))
-        return {pod: message for pod, (_, message) in latest.items()}
+        return {pod: message for (pod, _), message in self._last_events("FailedMount").items()}
+
+    def probe_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
+        """Pod name -> container -> the last probe failure the kubelet recorded (an Unhealthy event
+        on the container, `Readiness probe failed: …`: pkg/kubelet/prober/prober.go), for pods
+        with a container running but not ready; {} when there is none or events cannot be read."""
+        wanted = {objects.name(p): set(not_ready(p)) for p in pods}
+        if not any(wanted.values()):
+            return {}
+        out: dict[str, dict[str, str]] = {}
+        for (pod, container), message in self._last_events("Unhealthy").items():
+            if container in wanted.get(pod, ()):
+                out.setdefault(pod, {})[container] = message
+        return out
 
     def selection(
         self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str], revision: str = "latest"

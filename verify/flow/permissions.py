@@ -16,9 +16,10 @@ from verify.kube.kinds import GROUP, PLURAL
 def reads_template(plan: TargetPlan) -> bool:
     """Whether the rules depend on the workload's template: --from-spec reads every source it names.
 
-    Judging whether a restart can add a missing key also reads the sources env draws on, but only
-    when something failed, and without them the judgment is doubt (no restart, the permission
-    named): a healthy rollout verifies without them, so they are not asked for here."""
+    Judging whether a restart can add a missing key also reads the sources env draws on (and, with
+    --expect-env, whether an expected key is one its source no longer has), and without them the
+    judgment is doubt (no restart, the permission named; no stale key found): a healthy rollout
+    verifies without them, so they are not asked for here."""
     return plan.from_spec
 
 

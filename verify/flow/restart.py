@@ -153,7 +153,7 @@ def _now() -> str:
 @dataclass
 class Restarter:
     """One workload's restart budget: `sent` is checked before any patch; `count` counts the patches
-    the API server accepted (or may have); `prior` is when an earlier run restarted this revision."""
+    the API server accepted (or may have); `prior` is when an earlier run's restart covered this revision."""
 
     api: WorkloadApi
     ref: WorkloadRef
@@ -182,13 +182,18 @@ class Restarter:
         (`revision` is asked for only when the workload has one)."""
         if self.sent or self.prior or record_of(obj) is None:
             return
-        if not recognised(obj, revision=revision(), sources=sources):
+        current = revision()
+        if not recognised(obj, revision=current, sources=sources):
             return
         self.prior = objects.annotations_of(obj).get(RESTART_RECORD_AT, "") or "an earlier run"
-        self.log(
-            f"{self.label}: an earlier run of rollout-verify already restarted this revision "
-            f"({self.prior}); it will not be restarted again"
+        # said exactly: the revision that run restarted, or the one its restart made
+        record = record_of(obj)
+        said = (
+            "an earlier run of rollout-verify already restarted this revision"
+            if record is not None and record.restarted == current.name
+            else "this revision is an earlier run's restart"
         )
+        self.log(f"{self.label}: {said} ({self.prior}); it will not be restarted again")
 
     def restart(self, obj: Mapping[str, Any], *, revision: Revision, sources: Sources, attempts: int) -> None:
         """Send the restart, or find that it need not (or must not) be sent; refuses a second call."""

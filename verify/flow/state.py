@@ -45,5 +45,6 @@ class WorkloadState:
     lookup: Lookup
     restarter: Restarter
     rechecks: int = 0  # inspections repeated because pods were deleted while being inspected
+    said: int = 0  # how many attempts' problems were said as progress lines (before a restart)
     attempts: list[AttemptVerdict] = field(default_factory=list)
     selection: PodSelection | None = None  # the pods the last attempt inspected

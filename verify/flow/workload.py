@@ -28,12 +28,20 @@ from verify.report.result import WorkloadResult
 from verify.report.text import checked_line, problem_lines
 
 
+def _reasons(state: WorkloadState, pods: list[dict[str, Any]]) -> list[str]:
+    """What holds the pods back, with what only events say (a volume's mount, a readiness probe)."""
+    lookup = state.lookup
+    return waiting_reasons(
+        pods=pods, mount_failures=lookup.mount_failures(pods), probe_failures=lookup.probe_failures(pods)
+    )
+
+
 def _rollout_failure(state: WorkloadState, exc: errors.RolloutNotComplete) -> str:
     """The rollout's own message, with the waiting reasons of the pods holding it back."""
     reasons: list[str] = []
     with contextlib.suppress(errors.VerifyError):
         pods = state.lookup.pods_of(exc.workload)
-        reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
+        reasons = _reasons(state, pods)
     msg = exc.message
     refused = creation_failure(workload=exc.workload)  # no pod to wait for: the API refuses them
     reasons = ([refused] if refused else []) + reasons
@@ -90,6 +98,7 @@ def _result(
         message=message,
         prior_restart=restarter.prior,
         would_restart=bool(restarter.would),
+        problems_said=bool(state.attempts) and state.said == len(state.attempts),
     )
 
 
@@ -98,7 +107,7 @@ def _stalled(state: WorkloadState, obj: dict[str, Any]) -> str:
     message = workload_state(kind=state.plan.ref.kind, obj=obj).message
     try:
         pods = state.lookup.pods_of(obj)
-        reasons = waiting_reasons(pods=pods, mount_failures=state.lookup.mount_failures(pods))
+        reasons = _reasons(state, pods)
     except errors.VerifyError:
         reasons = []  # the progress line is a courtesy: never the reason a run fails
     refused = creation_failure(workload=obj)
@@ -176,11 +185,15 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             raise errors.RolloutNotComplete(
                 f"--timeout ran out before the restart ({decision.reason})", workload
             )
-        seen = WorkloadResult(
-            kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
-        )
-        for line in problem_lines(workload=seen):
-            log(line)
+        if decision.action == "recheck" or not restarter.dry_run:
+            # said before the restart or re-check that supersedes them; a dry run's stay the
+            # verdict, said once with the run's end
+            seen = WorkloadResult(
+                kind=ref.kind, namespace=state.namespace, name=ref.name, attempts=(verdict,), restarted=False
+            )
+            for line in problem_lines(workload=seen):
+                log(line)
+            state.said = len(state.attempts)
         if decision.action == "recheck":
             log(f"{label}: {decision.reason}")
             state.rechecks += 1

@@ -62,28 +62,25 @@ def _title(workload: WorkloadResult) -> str:
     return f"rollout-verify: {workload.kind} {workload.namespace}/{workload.name}"
 
 
+MAX_ERRORS = 10  # GitHub shows at most 10 error annotations of a step; more are dropped
+
+
 def error_lines(*, run: RunResult) -> list[Markup]:
-    """One `::error` annotation per failed pod of the last attempt, plus workload-level problems."""
-    from verify.report import text  # at the run's end: the verdicts' module is not start-up
+    """One `::error` annotation per problem (every pod it shows in named once), titled with its
+    workload; its message is the problem and its remedy. The workloads' diagnosis lines that say
+    more follow while GitHub still shows annotations."""
+    from verify.report import advice  # at the run's end: the verdicts' module is not start-up
 
     lines: list[Markup] = []
     if not run.workloads and run.result != "passed":
         lines.append(command("error", run.message, title="rollout-verify"))
+    notes: list[Markup] = []
     for wl in run.workloads:
         title = _title(wl)
-        if wl.error:
-            lines.append(command("error", wl.error, title=title))
-        last = wl.verdict_attempt
-        if last is None:
-            continue
-        for problem in (*last.permanent_problems, *last.problems):
-            lines.append(command("error", problem, title=title))
-        for pod in last.pods:
-            problems = text.pod_problems(pod=pod)
-            if problems:
-                where = f" ({pod.node})" if pod.node else ""
-                lines.append(command("error", f"pod {pod.name}{where}: " + "; ".join(problems), title=title))
-    return lines
+        found = advice.findings(workload=wl)
+        lines += [command("error", f.line, title=title) for f in found]
+        notes += [command("error", note, title=title) for note in advice.advice(workload=wl, shown=found)]
+    return lines + notes[: max(0, MAX_ERRORS - len(lines))]
 
 
 def _delimiter(values: Sequence[str]) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from verify.findings import CheckStatus
+from verify.findings import CheckStatus, ContainerVerdict
 from verify.redact import printable_line
+from verify.report.advice import advice, check_phrase, error_phrase, remedy_of, said
 from verify.report.result import RunResult, WorkloadResult
-from verify.report.text import check_phrase, container_problems
 
 
 def _clean(text: str) -> str:
@@ -55,6 +55,17 @@ class _Suite:
         return self.element
 
 
+def _container_lines(container: ContainerVerdict) -> list[str]:
+    """Each problem of one container, with its remedy."""
+    if container.error is not None:
+        return [error_phrase(container.error)]
+    return [
+        said(phrase, remedy_of(check, phrase))
+        for check in container.checks
+        if check.status is not CheckStatus.OK and (phrase := check_phrase(check))
+    ]
+
+
 def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
     label = f"{workload.kind} {workload.namespace}/{workload.name}"
     classname = f"{workload.kind}.{workload.namespace}.{workload.name}"
@@ -74,37 +85,40 @@ def _workload_suite(workload: WorkloadResult, seconds: float) -> ET.Element:
         )
     last = workload.verdict_attempt
     if last is not None:
+        # the diagnosis goes with every failure: GitLab's merge request widget shows a failed
+        # test's text alone
+        notes = [f"diagnosis: {note}" for note in advice(workload=workload)]
         problems = [*last.permanent_problems, *last.problems]
+
+        def case(name: str, *, failed: str = "", message: str = "", lines: list[str] | None = None) -> None:
+            failure = (failed, message, "\n".join([*(lines or [message]), *notes])) if failed else None
+            suite.case(classname=classname, name=name, failure=failure)
+
         if problems:
-            suite.case(
-                classname=classname,
-                name="pods of the revision",
-                failure=("workload", problems[0], "\n".join(problems)),
-            )
+            case("pods of the revision", failed="workload", message=problems[0], lines=problems)
         for pod in last.pods:
             where = f"pod {pod.name} ({pod.node})" if pod.node else f"pod {pod.name}"
             if pod.error is not None:
-                reason = f"cannot be inspected: {pod.error.reason}"
-                suite.case(
-                    classname=classname,
-                    name=pod.name,
-                    failure=(CheckStatus.UNINSPECTABLE.value, reason, f"{where} {reason}"),
-                )
+                reason = error_phrase(pod.error)
+                failed = CheckStatus.UNINSPECTABLE.value
+                case(pod.name, failed=failed, message=reason, lines=[f"{where} {reason}"])
                 continue
             for check in pod.checks:
-                failure = None
-                if check.status is not CheckStatus.OK:
-                    phrase = check_phrase(check)
-                    failure = (check.status.value, phrase, f"{where} {phrase}")
-                suite.case(classname=classname, name=f"{pod.name}/http {check.subject}", failure=failure)
+                name = f"{pod.name}/http {check.subject}"
+                if check.status is CheckStatus.OK:
+                    case(name)
+                    continue
+                phrase = check_phrase(check)
+                line = said(phrase, remedy_of(check, phrase))
+                case(name, failed=check.status.value, message=line, lines=[f"{where} {line}"])
             for container in pod.containers:
-                problems = container_problems(container=container)
-                status = container.status
-                failure = None
-                if status is not CheckStatus.OK:
-                    text = "\n".join(f"{where} container {container.name} {p}" for p in problems)
-                    failure = (status.value, "; ".join(problems) or status.value, text)
-                suite.case(classname=classname, name=f"{pod.name}/{container.name}", failure=failure)
+                name = f"{pod.name}/{container.name}"
+                if container.status is CheckStatus.OK:
+                    case(name)
+                    continue
+                found = _container_lines(container)
+                lines = [f"{where} container {container.name} {line}" for line in found]
+                case(name, failed=container.status.value, message="; ".join(found), lines=lines)
     elif not workload.error:
         suite.case(
             classname=classname,

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from verify.findings import AttemptVerdict, CheckStatus
 from verify.redact import printable_line
+from verify.report.advice import advice, check_phrase, findings
 from verify.report.result import RunResult, WorkloadResult
-from verify.report.text import check_phrase, container_problems, verdict_line
+from verify.report.text import container_problems, verdict_line
 
 MAX_OK_ROWS = 50  # beyond this, passing containers are counted instead of listed
 
@@ -38,8 +39,11 @@ def _attempt_line(attempt: AttemptVerdict, index: int) -> str:
     return f"- attempt {index} (revision {cell(attempt.revision)}): {state}"
 
 
-def _workload(wl: WorkloadResult) -> list[str]:
-    lines = [f"#### {cell(wl.kind)} `{cell(wl.namespace)}/{cell(wl.name)}`", ""]
+def workload_section(wl: WorkloadResult, *, heading: str = "") -> list[str]:
+    """One workload's part of a summary: what failed and what to do, then a row per pod x
+    container. `heading` replaces the default `kind ns/name` (a fleet's names its cluster)."""
+    title = heading or f"{cell(wl.kind)} `{cell(wl.namespace)}/{cell(wl.name)}`"
+    lines = [f"#### {title}", ""]
     if wl.error:
         lines += [f"**{cell(wl.error)}**", ""]
     if not wl.attempts:
@@ -50,9 +54,16 @@ def _workload(wl: WorkloadResult) -> list[str]:
     last = wl.verdict_attempt
     if last is None:
         return lines
-    for problem in (*last.permanent_problems, *last.problems):
-        lines.append(f"- ❌ {cell(problem)}")
-    if last.permanent_problems or last.problems:
+    found = [f for f in findings(workload=wl) if f.problem != wl.error]
+    for f in found:
+        lines.append(f"- ❌ {cell(f.problem)}")
+        if f.remedy:
+            lines.append(f"  - ↳ {cell(f.remedy)}")
+    notes = advice(workload=wl, shown=found)
+    if notes:
+        lines += ["", "**Diagnosis**", ""]
+        lines += [f"- 🩺 {cell(note)}" for note in notes]
+    if found or notes:
         lines.append("")
     rows: list[tuple[bool, str]] = []
     for pod in last.pods:
@@ -92,7 +103,7 @@ def render(*, run: RunResult) -> str:
             break
     lines = ["### rollout-verify", "", cell(headline), ""]
     for wl in run.workloads:
-        lines += _workload(wl)
+        lines += workload_section(wl)
     added = [d for d in run.debug_containers if d.added]
     if added:
         # the run's one write besides the restart, which outlives it: say where it went

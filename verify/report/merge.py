@@ -15,20 +15,43 @@ from typing import Any, Literal
 
 from verify.errors import ConfigError
 from verify.exitcodes import ExitCode, most_fundamental
-from verify.findings import CheckResult, CheckStatus
+from verify.findings import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    PodVerdict,
+    Uninspectable,
+)
 from verify.redact import shown_path
 from verify.report import schema
+from verify.report.advice import advice, findings
 from verify.report.junit import Suite
-from verify.report.markdown import cell
-from verify.report.result import Outcome
-from verify.report.text import check_phrase
+from verify.report.markdown import cell, workload_section
+from verify.report.result import Outcome, WorkloadResult
 
 HELP = (
     "Merge the --report-json files of a fan-out (one job per cluster/namespace) into one verdict. "
     "LABEL= names a report's cluster (default: its kubeconfig context, else its path). --summary "
-    "writes one Markdown table, --junit one JUnit file with a suite per cluster and namespace. "
+    "writes one Markdown summary (a row per workload, then what failed in each and what to do), "
+    "--junit one JUnit file with a suite per cluster and namespace. "
     "Exit code: the most fundamental among the reports' (2 when a file is no report)."
 )
+
+
+def help_text(*, usage: str, of_report: bool) -> str:
+    """`report merge --help`, or with `of_report` `report --help`: the subcommands of `report`."""
+    if not of_report:
+        return f"usage: {usage}\n{HELP}\n"
+    import textwrap
+
+    merge_help = textwrap.fill(HELP, width=96, initial_indent="  merge  ", subsequent_indent=" " * 9)
+    return (
+        f"usage: {usage}\n\nthe subcommands of rollout-verify report:\n{merge_help}\n\n"
+        "`rollout-verify report merge --help` says the same of merge alone.\n"
+    )
+
+
 _HEAD = {"passed": "✅ PASSED", "failed": "❌ FAILED", "error": "⚠️ ERROR"}
 _CHECK_TYPES: dict[str, Literal["env", "file", "http"]] = {"env": "env", "file": "file", "http": "http"}
 _RESULT = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error"}
@@ -45,8 +68,9 @@ class Member:
     result: Outcome
     exit_code: int
     restarted: bool
-    problems: tuple[str, ...]
-    diagnosis: tuple[str, ...]
+    problems: tuple[str, ...]  # each with its remedy (report.advice)
+    diagnosis: tuple[str, ...]  # the diagnosis lines that say more
+    workload: WorkloadResult | None = None  # as the report holds it (None: a report of no workload)
 
     @property
     def label(self) -> str:
@@ -65,42 +89,53 @@ class Fleet:
     result: Outcome
 
 
-def _phrase(check: Mapping[str, Any]) -> str | None:
-    """A failing check of the report in the run's own words (`lacks env KEY`, ...), else None."""
-    if check["status"] == "ok":
-        return None
-    return check_phrase(
-        CheckResult(
-            type=_CHECK_TYPES[check["type"]],
-            subject=check["target"],
-            status=CheckStatus(check["status"]),
-            detail=check["detail"],
-        )
+def _check(doc: Mapping[str, Any]) -> CheckResult:
+    """A check of the report as the run judged it, its remedy included."""
+    fixes = doc.get("restart_can_fix")
+    return CheckResult(
+        type=_CHECK_TYPES[doc["type"]],
+        subject=doc["target"],
+        status=CheckStatus(doc["status"]),
+        detail=doc["detail"],
+        restart_can_fix=fixes if isinstance(fixes, bool) else None,
+        why=doc.get("why") or "",
     )
 
 
-def _pod_problems(pod: Mapping[str, Any]) -> list[str]:
-    if pod["status"] == "ok":
-        return []
-    where = f"pod {pod['name']}" + (f" ({pod['node']})" if pod["node"] else "")
-    if pod["reason"]:
-        return [f"{where} cannot be inspected: {pod['reason']}"]
-    found = [f"{where} {phrase}" for phrase in map(_phrase, pod["checks"]) if phrase]
-    for c in pod["containers"]:
-        if c["reason"]:
-            found.append(f"{where} container {c['name']} cannot be inspected: {c['reason']}")
-        found += [f"{where} container {c['name']} {ph}" for ph in map(_phrase, c["checks"]) if ph]
-    return found
+def _error(doc: Mapping[str, Any]) -> Uninspectable | None:
+    return Uninspectable("exec_failed", doc["reason"], permanent=False) if doc["reason"] else None
 
 
-def _problems(workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The workload's error, else its last attempt's problems and failing pods; its diagnosis."""
-    last = workload["attempts"][-1] if workload["attempts"] else {"problems": [], "pods": [], "diagnosis": []}
-    found: list[str] = [workload["error"]] if workload["error"] else []
-    found += last["problems"]
-    for pod in last["pods"]:
-        found += _pod_problems(pod)
-    return tuple(found), tuple(last["diagnosis"])
+def _container(doc: Mapping[str, Any]) -> ContainerVerdict:
+    return ContainerVerdict(doc["name"], tuple(map(_check, doc["checks"])), _error(doc))
+
+
+def _attempt(doc: Mapping[str, Any]) -> AttemptVerdict:
+    """One attempt of the report, rebuilt for the renderers a run's own reports use."""
+    pods = tuple(
+        PodVerdict(
+            pod["name"],
+            pod["node"],
+            tuple(map(_container, pod["containers"])),
+            _error(pod),
+            tuple(map(_check, pod["checks"])),
+        )
+        for pod in doc["pods"]
+    )
+    return AttemptVerdict(doc["revision"], pods, tuple(doc["problems"]), (), tuple(doc["diagnosis"]))
+
+
+def _workload(doc: Mapping[str, Any]) -> WorkloadResult:
+    return WorkloadResult(
+        kind=doc["kind"],
+        namespace=doc["namespace"],
+        name=doc["name"],
+        attempts=tuple(map(_attempt, doc["attempts"])),
+        restarted=doc["restarted"],
+        error=doc["error"] or None,
+        result=doc["result"],
+        exit_code=int(doc["exit_code"]),
+    )
 
 
 def _members(*, cluster: str, doc: Mapping[str, Any]) -> list[Member]:
@@ -113,7 +148,10 @@ def _members(*, cluster: str, doc: Mapping[str, Any]) -> list[Member]:
         ]
     out = []
     for w in doc["workloads"]:
-        problems, diagnosis = _problems(w) if w["result"] != "passed" else ((), ())
+        workload = _workload(w)
+        found = findings(workload=workload) if w["result"] != "passed" else []
+        problems = tuple(f.line for f in found)
+        diagnosis = tuple(advice(workload=workload, shown=found)) if found else ()
         out.append(
             Member(
                 cluster,
@@ -125,6 +163,7 @@ def _members(*, cluster: str, doc: Mapping[str, Any]) -> list[Member]:
                 w["restarted"],
                 problems,
                 diagnosis,
+                workload,
             )
         )
     return out
@@ -185,7 +224,13 @@ def markdown(*, fleet: Fleet) -> str:
         )
         cells = (m.cluster, m.namespace, m.label, _RESULT[m.result], "yes" if m.restarted else "no", detail)
         lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    lines.append("")
+    for m in order:
+        # each failed workload as its own run's summary shows it: what failed, what to do, its pods
+        if m.result != "passed" and m.workload is not None:
+            heading = f"{cell(m.cluster)}: {cell(m.kind)} `{cell(m.namespace)}/{cell(m.name)}`"
+            lines += workload_section(m.workload, heading=heading)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def junit(*, fleet: Fleet) -> str:
@@ -199,7 +244,7 @@ def junit(*, fleet: Fleet) -> str:
         for m in members:
             failure = None
             if m.result != "passed":
-                text = "\n".join([*m.problems, *m.diagnosis]) or m.result
+                text = "\n".join([*m.problems, *(f"diagnosis: {d}" for d in m.diagnosis)]) or m.result
                 failure = (m.result, m.problems[0] if m.problems else m.result, text)
             classname = f"{cluster}.{namespace}" if namespace else cluster
             suite.case(classname=classname, name=m.label, failure=failure, error=m.result == "error")

@@ -28,8 +28,11 @@ class WorkloadResult:
     result: Outcome = "passed"
     exit_code: int = 0
     message: str = ""
-    prior_restart: str = ""  # an earlier run restarted this revision (when), so this one did not
+    prior_restart: str = ""  # this revision is an earlier run's restart (when): this run does not restart it
     would_restart: bool = False  # --dry-run: the judgment called for the restart, none was sent
+    # the verdict attempt's problems were said before a restart that did not happen (refused,
+    # paused): the run's end does not say them again
+    problems_said: bool = False
 
     @property
     def verdict_attempt(self) -> AttemptVerdict | None:

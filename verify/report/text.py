@@ -3,15 +3,13 @@ and the one headline. Pure; every string here is built from verdicts that alread
 
 from __future__ import annotations
 
-from verify.findings import (
-    AttemptVerdict,
-    CheckResult,
-    CheckStatus,
-    ContainerVerdict,
-    PodVerdict,
-    Uninspectable,
-)
+from verify.findings import AttemptVerdict, CheckStatus, ContainerVerdict, PodVerdict
+from verify.report.advice import check_phrase, error_phrase, findings
 from verify.report.result import RunResult, WorkloadResult
+
+# the revision an earlier run restarted, or the one its restart made (flow.restart says which):
+# that restart covers it either way
+PRIOR_RESTART = "an earlier run's restart covers this revision"
 
 
 def _plural(n: int, word: str) -> str:
@@ -20,30 +18,6 @@ def _plural(n: int, word: str) -> str:
 
 def _pod_label(pod: PodVerdict) -> str:
     return f"pod {pod.name} ({pod.node})" if pod.node else f"pod {pod.name}"
-
-
-def error_phrase(error: Uninspectable) -> str:
-    """Why a container (or pod) has no verdict of its checks: `cannot be inspected: ...`, or for
-    one that did not hold still, `is not stable: ...`."""
-    if error.code == "unstable":
-        return f"is {error.reason}"
-    return f"cannot be inspected: {error.reason}"
-
-
-def check_phrase(check: CheckResult) -> str:
-    if check.type == "http":
-        if check.status is CheckStatus.UNINSPECTABLE:
-            return f"cannot be checked on http {check.subject}: {check.detail}"
-        return f"http {check.subject} {check.detail}"
-    if check.type == "env":
-        if check.status is CheckStatus.MISMATCH:
-            return f"env {check.subject} {check.detail or 'value differs'}"
-        return f"lacks env {check.subject}"
-    if check.status is CheckStatus.MISSING:
-        detail = f" ({check.detail})" if check.detail else ""
-        return f"lacks file {check.subject}{detail}"
-    detail = check.detail.removeprefix("content ")
-    return f"file {check.subject} {detail}" if detail else f"file {check.subject} differs"
 
 
 def _workload_label(workload: WorkloadResult) -> str:
@@ -57,7 +31,7 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
     if workload.error:
         lines.append(f"{label}: {workload.error}")
     last = workload.verdict_attempt
-    if last is None:
+    if last is None or workload.problems_said:
         return lines
     for problem in (*last.permanent_problems, *last.problems):
         lines.append(problem if problem.startswith(f"{label}: ") else f"{label}: {problem}")
@@ -79,11 +53,13 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
     return lines
 
 
-def _workload_summary(workload: WorkloadResult, result: str) -> str:
+def _workload_summary(workload: WorkloadResult) -> str:
+    """A passing workload's count; a failed one's leads with what failed (a count of pods that
+    failed verification says nothing of why, and `3 pods verified; …` read as a pass)."""
     label = _workload_label(workload)
     after = " after 1 restart" if workload.restarted else ""
     if workload.prior_restart and not workload.restarted:
-        after = " (restarted once by an earlier run; not again)"
+        after = f" ({PRIOR_RESTART}; not restarted again)"
     if workload.would_restart:
         after = " (would restart once; --dry-run sent nothing)"
     last = workload.verdict_attempt
@@ -92,12 +68,14 @@ def _workload_summary(workload: WorkloadResult, result: str) -> str:
     total = len(last.pods)
     if last.ok and not workload.error:
         return f"{label}: {_plural(total, 'pod')} verified{after}"
+    found = findings(workload=workload)
+    others = len({f.what for f in found}) - 1
+    more = f" (and {_plural(others, 'more problem')})" if others > 0 else ""
     bad = sum(1 for p in last.pods if p.status is not CheckStatus.OK)
-    parts = [f"{bad} of {_plural(total, 'pod')} failed verification"] if bad else []
-    extra = len(last.problems) + len(last.permanent_problems) + (1 if workload.error else 0)
-    if extra:
-        parts.append(_plural(extra, "workload problem"))
-    return f"{label}: {', '.join(parts) or result}{after}"
+    lead = next((f for f in found if f.pods), None)
+    if bad and lead is not None:
+        return f"{label}: {bad} of {_plural(total, 'pod')} failed{after}: {lead.what}{more}"
+    return f"{label}: {found[0].what if found else 'not verified'}{more}{after}"
 
 
 def checked_line(*, attempt: AttemptVerdict) -> str:
@@ -124,7 +102,9 @@ def verdict_line(*, run: RunResult) -> str:
     head = f"rollout-verify: {run.result.upper()}"
     if not run.workloads:
         return f"{head} {run.message}".rstrip()
-    return f"{head} " + "; ".join(_workload_summary(w, run.result) for w in run.workloads)
+    # what failed first: a passing workload said first read as if the run had passed
+    ordered = sorted(run.workloads, key=lambda w: w.result == "passed")
+    return f"{head} " + "; ".join(_workload_summary(w) for w in ordered)
 
 
 def container_problems(*, container: ContainerVerdict) -> list[str]:

@@ -4,7 +4,7 @@
 # (`targetContainerName`): PID 1 there is that container's first process. It reads the target's
 # environment from /proc/1/environ and its files through /proc/1/root, exactly what the
 # application sees, and answers in the exec probe's lines (see probe.sh): `env 1|0 NAME`,
-# `val INNER-HMAC|- NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`, `notool TOOL`,
+# `val INNER-HMAC|- NAME`, `name NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`, `notool TOOL`,
 # `notarget WHY` (then nothing more) and `end` last. Arguments arrive on stdin as for probe.sh.
 # Values never leave the pod: only key names, inner HMACs under the run's pad, and digests.
 # (the input reader, probe_input.sh, runs before this: it leaves the arguments in "$@")
@@ -49,7 +49,7 @@ __rv_resolve() {
 for __rv_a in "$@"; do
   case "$__rv_a" in
     =rv-env) __rv_m='env'; continue;; =rv-file) __rv_m='file'; continue;;
-    =rv-val) __rv_m='val'; continue;; =rv-ipad) __rv_m='ipad'; continue;;
+    =rv-val) __rv_m='val'; continue;; =rv-ipad) __rv_m='ipad'; continue;; =rv-names) __rv_names=1; continue;;
   esac
   if [ "$__rv_m" = ipad ]; then
     __rv_ipad=$__rv_a
@@ -80,4 +80,13 @@ for __rv_a in "$@"; do
     fi
   fi
 done
+# `=rv-names` (zero-config): every name the environment holds, `name NAME` each, never a value. Only
+# where one entry is one line (/proc's form: a newline inside a value became \001), so that no
+# text of a value can pass for a name
+if [ -n "$__rv_names" ]; then
+  __rv_environ | while IFS= read -r __rv_l; do
+    case "$__rv_l" in [A-Za-z_]*=*) __rv_n=${__rv_l%%=*};; *) continue;; esac
+    case "$__rv_n" in *[!A-Za-z0-9_]*) ;; *) printf 'name %s\n' "$__rv_n";; esac
+  done
+fi
 printf 'end\n'

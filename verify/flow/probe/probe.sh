@@ -3,7 +3,7 @@
 # its arguments on stdin (see below). POSIX sh only: busybox, dash and bash images all run it. Arguments are data, never
 # code: only shell identifiers ever reach `eval`, paths are passed as argv. The section markers
 # start with `=`, which no env name (`-` and `.` are allowed) and no absolute path can.
-# It prints, one line each: `env 1|0 NAME`, `val INNER-HMAC|- NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`,
+# It prints, one line each: `env 1|0 NAME`, `val INNER-HMAC|- NAME`, `name NAME`, `real POSITION PATH`, `file SHA256|-|! POSITION`,
 # `notool TOOL` (then nothing more), and `end` last. Comment lines and indentation are stripped before it is sent.
 # (the input reader, probe_input.sh, runs before this: it leaves the arguments in "$@")
 # The exec's own environment, one entry per line (a newline inside a value becomes \001, so a
@@ -34,7 +34,7 @@ __rv_managed() {
 for __rv_a in "$@"; do
   case "$__rv_a" in
     =rv-env) __rv_m='env'; continue;; =rv-file) __rv_m='file'; continue;;
-    =rv-val) __rv_m='val'; continue;; =rv-ipad) __rv_m='ipad'; continue;;
+    =rv-val) __rv_m='val'; continue;; =rv-ipad) __rv_m='ipad'; continue;; =rv-names) __rv_names=1; continue;;
   esac
   if [ "$__rv_m" = ipad ]; then
     __rv_ipad=$__rv_a
@@ -107,4 +107,14 @@ x") __rv_r=${__rv_r%??};;
     fi
   fi
 done
+# `=rv-names` (zero-config): every name the environment holds, `name NAME` each, never a value. Only
+# where one entry is one line (/proc's form: a newline inside a value became \001), so that no
+# text of a value can pass for a name; without /proc or tr, none (a courtesy, never a failure)
+if [ -n "$__rv_names" ] && [ -r /proc/$$/environ ] && command -v tr >/dev/null 2>&1; then
+  __rv_src='proc'
+  __rv_environ | while IFS= read -r __rv_l; do
+    case "$__rv_l" in [A-Za-z_]*=*) __rv_n=${__rv_l%%=*};; *) continue;; esac
+    case "$__rv_n" in *[!A-Za-z0-9_]*) ;; *) printf 'name %s\n' "$__rv_n";; esac
+  done
+fi
 printf 'end\n'

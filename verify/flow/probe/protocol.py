@@ -51,6 +51,7 @@ class RunKey:
 
 
 PROBE_ARGV = ("sh", "-c", WIRE_PROBE, "rollout-verify")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def probe_argv() -> list[str]:
@@ -79,6 +80,8 @@ def probe_input(expectations: Expectations, run_key: RunKey | None = None) -> st
         args += ["=rv-ipad", run_key.ipad_format(), "=rv-val", *(v.key for v in expectations.env_values)]
     if expectations.files:
         args += ["=rv-file", *(f.path for f in expectations.files)]
+    if expectations.env_from:
+        args.append("=rv-names")
     return "".join(_line(a) for a in args) + "e\n"
 
 
@@ -91,6 +94,7 @@ def parse_probe(
     unreadable: set[str] = set()
     digests: dict[str, str] = {}
     resolved: dict[str, str] = {}
+    names: set[str] = set()
     paths = [f.path for f in expectations.files]
     ended = False
     # lines end with "\n" only: str.splitlines would also cut at \r, \x85, \u2028, ...
@@ -100,6 +104,8 @@ def parse_probe(
             flag, _, key = rest.partition(" ")
             if flag == "1":
                 present.add(key)
+        elif kind == "name" and _NAME.fullmatch(rest):
+            names.add(rest)
         elif kind == "val" and run_key is not None:
             inner, _, key = rest.partition(" ")
             if inner != "-" and re.fullmatch(r"[0-9a-f]{64}", inner):
@@ -151,4 +157,5 @@ def parse_probe(
         resolved_files=resolved,
         unreadable_files=frozenset(unreadable),
         env_digests=digests,
+        env_names=frozenset(names) if expectations.env_from else None,
     )
