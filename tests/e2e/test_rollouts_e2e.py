@@ -222,7 +222,7 @@ def test_the_example_analysis_aborts_a_canary_whose_pods_missed_the_key_and_pass
     assert "lacks env FEATURE_CREDENTIAL" in logs
     assert f"this run is AnalysisRun {run['metadata']['name']}'s measurement: nothing is restarted" in logs
     assert "started before secret web-secrets had FEATURE_CREDENTIAL" in logs
-    assert "FAILED rollout web: 2 of 2 pods failed verification" in logs
+    assert "FAILED rollout web: 2 of 2 pods failed: container app lacks env FEATURE_CREDENTIAL" in logs
     ro.wait(lambda: list(ro.pods_by_hash(kubectl, "web")) == [stable], "the canary to scale to 0")
     assert len(ro.pods_by_hash(kubectl, "web")[stable]) == 4  # aborted back to stable
     assert "restartAt" not in ro.get(kubectl, "web")["spec"] and cluster.requests[("patch", "rollouts")] == 0
@@ -253,7 +253,7 @@ def test_blue_green_never_promotes_a_stale_preview_and_promotes_a_verified_one(
     assert active[ro.HASH] == blue
     (run,) = analysis_runs(kubectl)
     assert run["metadata"]["labels"]["rollout-type"] == "PrePromotion"
-    assert "FAILED rollout checkout: 2 of 2 pods failed verification" in job_logs(kubectl, run)
+    assert "FAILED rollout checkout: 2 of 2 pods failed: container app lacks env FEATURE_CREDENTIAL" in job_logs(kubectl, run)
 
     roll(kubectl, "checkout", "3")
     healthy = ro.wait_phase(kubectl, "checkout", "Healthy", timeout=120)
