@@ -80,9 +80,9 @@ class Lookup:
         """The namespace's SecretProviderClassPodStatus objects (which pod mounted which class
         and object versions); None when they cannot be read (said once)."""
         try:
-            items: list[dict[str, Any]] = self.api.get(
+            items = self.api.list(
                 f"/apis/{GROUP_VERSION}/namespaces/{self.namespace}/secretproviderclasspodstatuses"
-            )["items"]
+            )
         except errors.NotFound:
             return []
         except errors.Forbidden:
@@ -134,10 +134,7 @@ class Lookup:
         return revision_of(workload=workload, name=name, number=int(number) if number.isdigit() else 0)
 
     def pods(self, *, selector: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.api.get(
-            f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector
-        )["items"]
-        return items
+        return self.api.list(f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector)
 
     def mount_failures(self, pods: Sequence[dict[str, Any]]) -> dict[str, str]:
         """Pod name -> the last FailedMount event's message, for pods waiting in ContainerCreating
@@ -145,10 +142,10 @@ class Lookup:
         if not any(creating_silently(p) for p in pods):
             return {}
         try:
-            found = self.api.get(
+            found = self.api.list(
                 f"/api/v1/namespaces/{self.namespace}/events",
                 fieldSelector="involvedObject.kind=Pod,reason=FailedMount",
-            )["items"]
+            )
         except errors.VerifyError:
             return {}  # a courtesy: never the reason a run fails
         latest: dict[str, tuple[str, str]] = {}
@@ -169,13 +166,11 @@ class Lookup:
                 statefulset=workload, pods=self.pods(selector=sel), containers=containers
             )
         if kind == "daemonset":
-            revisions = self.api.get(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)[
-                "items"
-            ]
+            revisions = self.api.list(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)
             return select_daemonset_pods(
                 daemonset=workload, revisions=revisions, pods=self.pods(selector=sel), containers=containers
             )
-        rss = self.api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+        rss = self.api.list(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)
         return select_current_pods(
             deployment=workload, replicasets=rss, pods=self.pods(selector=sel), containers=containers
         )

@@ -52,7 +52,7 @@ def select_workloads(*, api: Api, namespace: str, selector: str) -> list[Workloa
     """Every Deployment, StatefulSet and DaemonSet with the labels: one list per kind."""
     found: list[WorkloadRef] = []
     for kind in KINDS:
-        items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+        items = api.list(api_path(kind=kind, namespace=namespace), labelSelector=selector)
         found.extend(WorkloadRef(kind=kind, name=i["metadata"]["name"]) for i in items)
     return sorted(found, key=lambda r: (KINDS.index(r.kind), r.name))
 
@@ -165,6 +165,7 @@ def _context(
     from verify.flow.probe.exec_probe import Inspector
     from verify.flow.probe.http_probe import Prober
     from verify.flow.state import RunContext
+    from verify.kube.exec import Exec
 
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it
     slots = threading.BoundedSemaphore(settings.concurrency)
@@ -172,12 +173,11 @@ def _context(
         settings=settings,
         api=api,
         inspector=Inspector(
-            configuration=connection.configuration,
+            transport=Exec(transport=connection.transport, credentials=connection.credentials),
             exec_timeout=settings.exec_timeout,
             concurrency=settings.concurrency,
             deadline=deadline,
             api=api,
-            token=connection.token,
             slots=slots,
             debug_image=settings.debug_image,
             dry_run=settings.dry_run,
