@@ -23,6 +23,7 @@ from verify.errors import KubeConfigError
 from verify.kube import credentials, loading, transport
 from verify.kube.api import Api
 from verify.kube.connection import connect
+from verify.kube.exec import Exec
 from verify.kube.retry import Deadline
 
 
@@ -94,6 +95,51 @@ def test_bounded_cuts_every_read_to_the_callers_end_and_the_earlier_end_wins() -
         left = transport._left(30.0, TimeoutError)
         assert left is not None and left <= 1
     assert transport._left(30.0, TimeoutError) == 30.0  # outside: the operation's own timeout
+
+
+def _refused_once_then_trickled() -> Callable[[hostile.Request], hostile.Answer]:
+    """Exec upgrades: the first refused as a throttled apiserver refuses it (503, its Status),
+    every later one answered a byte at a time, never to the end of its head."""
+    execs = [0]
+
+    def route(request: hostile.Request) -> hostile.Answer:
+        if not request.path.endswith("/exec"):
+            return hostile.api(request)
+        execs[0] += 1
+        if execs[0] == 1:
+            status = {"kind": "Status", "status": "Failure", "code": 503, "message": "the server is busy"}
+            return hostile.json_answer(status, status="503 Service Unavailable")
+        return hostile.Answer(status="503 Service Unavailable", head_pace=0.05)
+
+    return route
+
+
+@pytest.mark.parametrize("refused_first", [True, False], ids=["refused-then-cut", "never-answered"])
+def test_an_exec_cut_by_its_budget_while_asking_again_keeps_the_refusal_it_was_asked_again_for(
+    tmp_path: Path, refused_first: bool
+) -> None:
+    """The attempt after a refusal starts with what the backoff left of the budget and is cut at
+    its end (kube.transport): that is no server that never answered. Only an exec whose every
+    attempt went unanswered says so."""
+    route = _refused_once_then_trickled() if refused_first else hostile.trickled(hostile.api, where="head")
+    with hostile.HostileApi(route) as server:
+        conn = connect(kubeconfig=server.kubeconfig(tmp_path / "kc"), context=None, environ={})
+        result = Exec(transport=conn.transport, credentials=conn.credentials).run(
+            namespace="default", pod="web-1", container="app", argv=["true"], limit=2.0
+        )
+        execs = sum(r.path.endswith("/exec") for r in server.requests)
+    assert result.error is not None
+    if refused_first:
+        assert execs >= 2  # asked again, and that attempt was cut
+        assert (result.error.code, result.error.reason) == (
+            "exec_failed",
+            "exec refused by the API server (HTTP 503): the server is busy",
+        )
+    else:
+        assert (result.error.code, result.error.reason) == (
+            "timeout",
+            "exec did not finish within 2s (timed out: the API server never answered)",
+        )
 
 
 def test_a_proxy_refusal_names_the_proxy_and_never_its_password() -> None:

@@ -341,6 +341,8 @@ class Exec:
         limit: float,
         stdin: str | None,
     ) -> ExecResult:
+        refused: list[_Refused] = []  # the last refusal: the verdict if the budget cuts the next try
+
         def open_once() -> ExecStream:
             try:
                 return self._open(
@@ -348,14 +350,15 @@ class Exec:
                 )
             except ProxyRefused as e:  # the proxy's answer: asking again or a restart cannot change it
                 raise _Final(Uninspectable("exec_failed", str(e), permanent=True)) from None
-            except Unanswered:  # the budget is spent: nothing is left to ask again with
-                raise _Final(_unanswered(limit)) from None
+            except Unanswered:  # never answered, or cut at the budget's end (kube.transport) asking again
+                raise _Final(refused[-1].error if refused else _unanswered(limit)) from None
             except HandshakeFailed as e:
                 text = str(e)
                 error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
                 again, hint = handshake_retry(text)
                 if again:
-                    raise _Refused(error, hint) from None
+                    refused[:] = [_Refused(error, hint)]
+                    raise refused[0] from None
                 raise _Final(error) from None
 
         try:
