@@ -241,7 +241,9 @@ def measure(
     total = pods * max(1, workloads)
     with Cluster(nodes=nodes_for(total), knobs=Knobs(exec_latency=latency, sync_period=600)) as cluster:
         kc = cluster.write_kubeconfig(tmp / f"kc-{total}-{workloads}")
-        env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
+        # the settle window (--min-ready) is a wait for pods that just turned ready, not work: the
+        # first run after the rollout would wait it and the floor never does
+        env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp), "VERIFY_MIN_READY": "0"}
         web(cluster, pods, workloads=workloads)
         spec = floor_spec(concurrency, selector=f"{PART_OF}=bench" if workloads else "app=web")
         command = verify_cmd(kc, concurrency, selector=bool(workloads))
@@ -296,7 +298,15 @@ def detection(runs: int, tmp: Path) -> tuple[list[float], list[float]]:
     theirs: list[float] = []
     with Cluster(nodes=1, knobs=Knobs(bookmark_interval=30)) as cluster:
         kc = cluster.write_kubeconfig(tmp / "kc-detect")
-        env = {**os.environ, "KUBECONFIG": kc, "HOME": str(tmp)}
+        # only the watch is timed: no look at the pods while waiting (--fail-fast lists them every 5 s),
+        # no settle window after
+        env = {
+            **os.environ,
+            "KUBECONFIG": kc,
+            "HOME": str(tmp),
+            "VERIFY_FAIL_FAST": "false",
+            "VERIFY_MIN_READY": "0",
+        }
         for i in range(runs):
             name = f"d{i}"
             cluster.apply(deployment(name, replicas=1, env=[{"name": "A", "value": "1"}]))

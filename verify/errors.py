@@ -162,6 +162,11 @@ class RolloutNotComplete(VerifyError):
         self.workload = workload
 
 
+class RolloutDoomed(RolloutNotComplete):
+    """A pod of the new revision cannot become ready without a change to the spec (--fail-fast):
+    waiting out --timeout would only delay the same verdict."""
+
+
 class WorkloadDeleted(VerifyError):
     """The workload was deleted while its rollout was awaited."""
 

@@ -63,7 +63,8 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "verification failed (a check failed that a restart cannot fix, or still failed after the one "
         "restart)",
         "verification failed: a check failed that a restart cannot fix (nothing was restarted), or still "
-        "failed after the one restart; an uninspectable pod is a failure too",
+        "failed after the one restart; an uninspectable pod is a failure too, and so is a container that "
+        "restarted or was not ready from the settle window (`--min-ready`) to the end of its inspection",
     ),
     ExitCode.CONFIG: (
         "configuration",
@@ -79,9 +80,11 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
     ),
     ExitCode.ROLLOUT: (
         "rollout or timeout",
-        "the rollout did not complete (progress deadline or --timeout)",
+        "the rollout did not complete (progress deadline, --timeout, or a pod that cannot heal)",
         "the rollout did not complete: progress deadline exceeded or `--timeout` (also when the API server "
-        "stayed too slow to answer within it); the pods' waiting reasons are printed",
+        "stayed too slow to answer within it), or with `--fail-fast` (the default) a pod of the new revision "
+        "that cannot become ready without a change to the spec (see below); the pods' waiting reasons are "
+        "printed",
     ),
     ExitCode.INTERNAL: (
         "internal error",

@@ -114,6 +114,9 @@ class Uninspectable:
         "timeout",
         "exec_failed",
         "unreachable",
+        # running and ready, unrestarted, from before the settle window to the exec's end: not so
+        # (a crash loop, a readiness probe that failed); verified means stable (flow/stability.py)
+        "unstable",
     ]
     reason: str
     permanent: bool

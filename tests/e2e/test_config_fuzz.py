@@ -111,7 +111,11 @@ bad_target = st.one_of(
     st.sampled_from(["deployment/", "/web", "sts//db"]),
 )
 bad_selector = st.one_of(
-    st.tuples(st.just("app="), lower, st.sampled_from("!@#$%^&*+ :é()"), lower).map("".join),
+    # something on both sides of the bad character: `app=x ` and `app= x` are valid selectors (the
+    # API server's lexer skips the space)
+    st.tuples(
+        st.just("app=a"), lower, st.sampled_from("!@#$%^&*+ :é()"), lower.map(lambda t: t + "x")
+    ).map("".join),
     st.tuples(st.sampled_from("!@#$%^&*+:é"), lower).map(lambda t: f"ap{t[0]}p={t[1]}"),
     st.sampled_from(["=web", "tier in web", "a b=c", "tier notin (a", "app=x,,y", "!", "app!=a b", ",app=x"]),
 )
@@ -166,8 +170,10 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
                 "timeout",
                 "exec_timeout",
                 "volume_grace",
+                "min_ready",
                 "concurrency",
                 "from_spec",
+                "fail_fast",
                 "no_from_spec",
                 "missing_deployment",
                 "unknown_flag",
@@ -220,7 +226,7 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
         return with_base(draw(_flag_or_env(kind, draw(not_a_mode), kind)))
     if kind in ("timeout", "exec_timeout"):
         return with_base(draw(_flag_or_env(kind, draw(bad_positive), kind)))
-    if kind == "volume_grace":
+    if kind in ("volume_grace", "min_ready"):
         return with_base(draw(_flag_or_env(kind, draw(bad_duration), kind)))
     if kind == "concurrency":
         return with_base(draw(_flag_or_env(kind, draw(bad_concurrency), kind)))
@@ -228,6 +234,10 @@ def bad_case(draw: st.DrawFn, dirs: tuple[str, str, str]) -> Case:
         if draw(st.booleans()):
             return with_base(Case(kind, (f"--from-spec={draw(junk)}",), (), ("--from-spec",)))
         return with_base(Case(kind, (), ((env_var("from_spec"), draw(junk)),), _field("from_spec")))
+    if kind == "fail_fast":
+        if draw(st.booleans()):
+            return with_base(Case(kind, (f"--fail-fast={draw(junk)}",), (), ("--fail-fast",)))
+        return with_base(Case(kind, (), ((env_var("fail_fast"), draw(junk)),), _field("fail_fast")))
     if kind == "no_from_spec":
         return with_base(Case(kind, ("--no-from-spec",), (), _field("from_spec")))
     if kind == "target":
@@ -326,7 +336,7 @@ def test_1000_bad_configurations_exit_2_with_one_line_naming_the_field_and_send_
     elapsed = time.monotonic() - started
     print(f"\n{sum(kinds.values())} bad configurations in {elapsed:.1f}s: {dict(sorted(kinds.items()))}")
     assert sum(kinds.values()) >= EXAMPLES
-    assert len(kinds) == 24  # every kind of mistake was tried
+    assert len(kinds) == 26  # every kind of mistake was tried
     assert cluster.requests.total() == 0
     assert elapsed < 60, elapsed
 

@@ -49,10 +49,10 @@ def test_a_container_oom_killed_over_and_over_exits_4_naming_oomkilled(
     assert patches(cluster) == 0
 
 
-def test_a_typod_image_tag_exits_4_with_the_runtimes_pull_error(
+def test_a_missing_image_tag_exits_4_with_the_runtimes_pull_error(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:
-    cluster.apply(deployment("typo", replicas=1, image="nginx:1.277", progressDeadlineSeconds=3))
+    cluster.apply(deployment("typo", replicas=1, image="nginx:doesnotexist", progressDeadlineSeconds=3))
     out = run_verify("--deployment", "typo", "--expect-env", "X", kubeconfig=kubeconfig, tmp_path=tmp_path)
     assert out.code == 4, out.everything
     assert "ErrImagePull" in out.stdout or "ImagePullBackOff" in out.stdout, out.everything

@@ -45,7 +45,8 @@ def stderr_until(args: list[str], *, kubeconfig: str, tmp_path: Path, text: str,
 def test_a_bad_image_is_reported_while_waiting_long_before_the_timeout(cluster: Cluster, tmp_path: Path) -> None:
     cluster.apply(deployment("web", replicas=1, image="registry.local/doesnotexist:1"))
     seen = stderr_until(
-        ["--deployment", "web", "--timeout", "45s"],
+        # a missing image ends the wait with --fail-fast (exit 4, tests/e2e/test_doom_e2e.py): waited for here
+        ["--deployment", "web", "--timeout", "45s", "--no-fail-fast"],
         kubeconfig=cluster.write_kubeconfig(str(tmp_path / "kc")), tmp_path=tmp_path, text="still waiting", within=30,
     )  # fmt: skip
     stalled = [(at, line) for at, line in seen if "still waiting" in line]

@@ -139,7 +139,7 @@ OPTIONAL = {
     (res, verb)
     for res in ("secretproviderclasses", "secretproviderclasspodstatuses")
     for verb in ("get", "list")
-} | {("events", "list")}
+} | {("events", "list"), ("pods/log", "get")}
 
 
 def test_every_granted_verb_has_an_expected_failure() -> None:

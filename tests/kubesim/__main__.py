@@ -1,4 +1,5 @@
-"""`python -m tests.kubesim serve --kubeconfig PATH [--nodes N]`: a standalone cluster."""
+"""`python -m tests.kubesim serve --kubeconfig PATH [--nodes N] [--audit-log FILE]`: a standalone
+cluster, with the kube-system pods a kind cluster runs (`--no-system-pods` leaves them out)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import signal
 import sys
 import threading
 
+from .apiserver.audit import AuditLog
 from .cluster import Cluster
 from .knobs import Knobs
 
@@ -21,9 +23,19 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--exec-latency", type=float, default=0.0, help="seconds added to every exec")
     s.add_argument("--api-latency", type=float, default=0.0, help="seconds added to every request")
     s.add_argument("--sync-period", type=float, default=60.0, help="kubelet volume refresh period")
+    s.add_argument("--audit-log", metavar="FILE", help="one JSON line per request, as --audit-log-path")
+    s.add_argument("--no-system-pods", action="store_true", help="no coredns, etcd, kube-proxy, ... pods")
     args = p.parse_args(argv)
-    knobs = Knobs(exec_latency=args.exec_latency, api_latency=args.api_latency, sync_period=args.sync_period)
-    cluster = Cluster(nodes=args.nodes, seed=args.seed, knobs=knobs).start()
+    knobs = Knobs(
+        exec_latency=args.exec_latency,
+        api_latency=args.api_latency,
+        sync_period=args.sync_period,
+        system_pods=not args.no_system_pods,
+    )
+    cluster = Cluster(nodes=args.nodes, seed=args.seed, knobs=knobs)
+    if args.audit_log:
+        cluster.audit = AuditLog(args.audit_log)
+    cluster.start()
     cluster.write_kubeconfig(args.kubeconfig)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -26,14 +26,21 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from .apiserver import bootstrap_policy
 from .apiserver.admission import prepare
+from .apiserver.audit import AuditLog
 from .apiserver.auth import Authorizer, Rule, User
+from .apiserver.kinds import install_local_apiservices
+from .apiserver.priority import install_system_classes
 from .apiserver.server import ApiServer
 from .apiserver.serviceaccount import ServiceAccountAdmission
 from .apiserver.services import admit_service, install_default_service
 from .controllers.binder import install_default_class
+from .controllers.clusterroles import aggregate
 from .controllers.endpoints import EndpointsController
 from .controllers.manager import Controllers
+from .controllers.systempods import IMAGES as SYSTEM_IMAGES
+from .controllers.systempods import install as install_system_pods
 from .knobs import Fault, Knobs, Requests
 from .node.containers import ContainerRuntime
 from .node.kubelet import Kubelet
@@ -67,6 +74,7 @@ class Cluster:
         self.admin_token = secrets.token_hex(16)
         self.auth.add(self.admin_token, User("kubernetes-admin", None, ["system:masters"]))
         self.requests = Requests()
+        self.audit: AuditLog | None = None  # an --audit-log-path file (apiserver/audit.py)
         self.faults: list[Fault] = []
         self.injected: Counter[str] = Counter()  # faults served, by kind ("503", "reset", "exec-hang", ...)
         self._fault_seq: Counter[tuple[str, str]] = Counter()
@@ -138,9 +146,17 @@ class Cluster:
             )
         install_default_service(self.store)
         install_default_class(self.store)
+        install_system_classes(self.store)
+        install_local_apiservices(self.store)
+        bootstrap_policy.install(self.store)
+        aggregate(self.store)
+        if self.knobs.system_pods:  # their images are on kind's nodes
+            self.knobs.node_images += tuple(SYSTEM_IMAGES.values())
         for i in range(self._n_nodes):
             self._add_node(f"node-{i + 1}")
         server = ApiServer(self)
+        if self.knobs.system_pods:  # after the server: its admission defaults their pods
+            install_system_pods(self)
         self._runner = web.AppRunner(server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=server_context(crt, key))
@@ -194,6 +210,8 @@ class Cluster:
         if self.loop is not None and self._thread is not None:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(30)
+        if self.audit is not None:
+            self.audit.close()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -103,6 +103,17 @@ class Knobs:
     # Microsoft Entra ID (apiserver/entra.py: OpenID discovery, the token endpoint, App Service's
     # managed identity and GitHub's ID token endpoints), whose access tokens for this id authenticate
     aks_server_id: str | None = None
+    # The kinds every cluster serves (controllers/cronjob.py, podautoscaler.py, disruption.py,
+    # node/lease.py): cron seconds that pass per second (60: a `*/1 * * * *` CronJob fires every
+    # second, its Jobs named and stamped in that clock), the HPA controller's sync period (15 s,
+    # --horizontal-pod-autoscaler-sync-period) and the kubelet's node Lease renewal (10 s)
+    cron_speed: float = 1.0
+    hpa_sync_period: float = 15.0
+    node_lease_renew: float = 10.0
+    # the kube-system pods a kind cluster runs (coredns, etcd, kube-apiserver, kube-controller-
+    # manager, kube-scheduler, kube-proxy, kindnet: controllers/systempods.py); off in tests by
+    # default (each costs a sandbox and a process), on in `python -m tests.kubesim serve`
+    system_pods: bool = False
 
 
 @dataclass

@@ -262,7 +262,9 @@ def run_verify(
     summary = tmp_path / f"summary-{tag}.md"
     outdir = tmp_path / f"out-{tag}"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("VERIFY_", "GITHUB_"))}
-    full_env.update({"KUBECONFIG": kubeconfig, "HOME": str(tmp_path)})
+    # no settle window unless a test asks for one (--min-ready, VERIFY_MIN_READY): the default 5 s
+    # would be waited after nearly every rollout of the suite; the containers must still hold still
+    full_env.update({"KUBECONFIG": kubeconfig, "HOME": str(tmp_path), "VERIFY_MIN_READY": "0"})
     full_env.update(env or {})
     wanted = {"--report-json": report, "--junit": junit, "--summary": summary, "--output-dir": outdir}
     reports: list[str] = []

@@ -84,6 +84,24 @@ def test_repeatable_flags_replace_the_env_list() -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "env", "fail_fast", "min_ready"),
+    [
+        ([], {}, True, 5.0),
+        # the pipelines pass an empty input as "" (unset) and their words as text
+        ([], {"VERIFY_FAIL_FAST": "", "VERIFY_MIN_READY": ""}, True, 5.0),
+        ([], {"VERIFY_FAIL_FAST": "false", "VERIFY_MIN_READY": "30s"}, False, 30.0),
+        (["--no-fail-fast", "--min-ready", "0"], {}, False, 0.0),
+        (["--fail-fast", "--min-ready", "1m"], {"VERIFY_FAIL_FAST": "false", "VERIFY_MIN_READY": "5"}, True, 60.0),
+    ],
+)
+def test_fail_fast_is_on_and_the_settle_window_5s_unless_said_otherwise(
+    argv: list[str], env: dict[str, str], fail_fast: bool, min_ready: float
+) -> None:
+    s = load_settings(argv=argv, environ={**BASE, **env})
+    assert (s.fail_fast, s.min_ready) == (fail_fast, min_ready)
+
+
+@pytest.mark.parametrize(
     ("argv", "env", "expected"),
     [
         ([], {}, None),

@@ -26,7 +26,7 @@ from verify.config.settings import FIELDS, InvalidSettings, Secret, Settings
 _HINTS = get_type_hints(Settings)
 _LISTS = {name for name, hint in _HINTS.items() if get_origin(hint) is list}
 # checks pydantic ran before its own type check (raw text in) and after it (a str in)
-_BEFORE = _LISTS | {"timeout", "exec_timeout", "volume_grace", "concurrency"}
+_BEFORE = _LISTS | {"timeout", "exec_timeout", "volume_grace", "min_ready", "concurrency"}
 _AFTER = {"namespace", "deployment", "selector", "debug_image", "kubeconfig", "report_json", "junit", "summary", "output_dir"}
 
 

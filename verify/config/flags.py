@@ -60,13 +60,15 @@ def shown_default(field: str) -> str:
     default = FIELDS[field].default
     if default is None or default is False or default == []:
         return ""
+    if default is True:
+        return "true"
     if field in _DURATIONS and isinstance(default, float):
         seconds = int(default)
         return f"{seconds // 60}m" if seconds >= 60 and seconds % 60 == 0 else f"{seconds}s"
     return str(default)
 
 
-_DURATIONS = ("timeout", "exec_timeout", "volume_grace")
+_DURATIONS = ("timeout", "exec_timeout", "volume_grace", "min_ready")
 
 
 def _help(field: str) -> str:
@@ -127,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR", help=_help("output_dir"))
     p.add_argument("--from-spec", action=argparse.BooleanOptionalAction, help=_help("from_spec"))
     p.add_argument("--volume-grace", metavar="DURATION", help=_help("volume_grace"))
+    p.add_argument("--min-ready", metavar="DURATION", help=_help("min_ready"))
+    p.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, help=_help("fail_fast"))
     p.add_argument("--dry-run", action=argparse.BooleanOptionalAction, help=_help("dry_run"))
     p.add_argument("--color", metavar="{auto,always,never}", help=_help("color"))
     p.add_argument("--debug-image", metavar="IMAGE", help=_help("debug_image"))
@@ -135,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # flags that take a value: a value that starts with "-" and a digit (`--timeout -1m`) is joined to
 # its flag, or argparse would take it for a flag and say only "expected one argument"
-_TAKES_VALUE = frozenset(flag for field, flag in FLAGS.items() if field not in ("from_spec", "dry_run"))
+_SWITCHES = ("from_spec", "dry_run", "fail_fast")
+_TAKES_VALUE = frozenset(flag for field, flag in FLAGS.items() if field not in _SWITCHES)
 _NEGATIVE = re.compile(r"-[0-9.]")
 
 

@@ -36,6 +36,8 @@ FLAGS: dict[str, str] = {
     "output_dir": "--output-dir",
     "from_spec": "--from-spec",
     "volume_grace": "--volume-grace",
+    "min_ready": "--min-ready",
+    "fail_fast": "--fail-fast",
     "dry_run": "--dry-run",
     "color": "--color",
     "debug_image": "--debug-image",

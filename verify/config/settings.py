@@ -259,6 +259,20 @@ class Settings:
     volume_grace: float = _setting(
         "How long to wait for mounted ConfigMap/Secret updates.", _duration(zero=True), 90.0
     )
+    min_ready: float = _setting(
+        "How long each inspected container must have been running and ready, unrestarted, "
+        "before it is inspected (the workload's minReadySeconds when that is longer); a container "
+        "that restarts or turns unready before its inspection ends is a failure, never a pass.",
+        _duration(zero=True),
+        5.0,
+    )
+    fail_fast: bool = _setting(
+        "Stop waiting (exit 4) as soon as a pod of the new revision cannot become ready without "
+        "a change to the spec (a missing image or command, a crash loop, a pod no node can take; "
+        "see README, Exit codes); --no-fail-fast waits for the rollout until --timeout.",
+        _bool,
+        True,
+    )
     color: Literal["auto", "always", "never"] = _setting(
         "Colour the verdict and the end table: auto (only on a terminal, and not when "
         "NO_COLOR is set), always or never.",

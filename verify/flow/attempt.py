@@ -19,6 +19,7 @@ from verify.flow.expect import container_expectations, resolve_http
 from verify.flow.facts import gather
 from verify.flow.judge import judge_attempt
 from verify.flow.state import WorkloadState
+from verify.flow.steadiness import Steadiness, all_pods
 from verify.kube import objects, retry
 
 GRACE_POLL = 2.0  # seconds between re-checks of a volume awaiting the kubelet's refresh
@@ -146,6 +147,8 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
         lookup, plan=plan, workload=workload, hmac_key=context.inspector.run_key.key
     )
     http = resolve_http(lookup, plan.expect_http)
+    steady = Steadiness(state, workload, selection)
+    steady.settle()
     pods = f"{len(selection.pods)} pod{'' if len(selection.pods) == 1 else 's'}"
     state.log(f"{state.label}: inspecting {pods} of revision {selection.revision}")
 
@@ -154,8 +157,12 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
 
     with ThreadPoolExecutor(max_workers=1) as side:
         answers = side.submit(lambda: context.prober.check(namespace=ns, pods=selection.pods, checks=http))
-        observations = context.inspector.inspect(namespace=ns, pods=selection.pods, expectations_for=expect)
+        inspected = context.inspector.inspect(
+            namespace=ns, pods=selection.pods, expectations_for=expect, only=lambda pc: not steady.skip(pc)
+        )
         by_pod = answers.result()
+    steady.check()
+    observations = steady.mark(all_pods(inspected, selection.pods))
     observations = [dataclasses.replace(o, http=by_pod.get(o.pod.name, ())) for o in observations]
 
     def judge(obs: list[PodObservation]) -> AttemptVerdict:
@@ -168,6 +175,7 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
         )
 
     verdict = judge(observations)
+    first = verdict
     observations, verdict = _inspect_again(
         state, observations=observations, verdict=verdict, pods=selection.pods, expect=expect, judge=judge
     )
@@ -185,6 +193,9 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
             observations = _replace(observations, fresh)
             verdict = judge(observations)
             pending = _graceable(verdict, expectations) or set()
+    if verdict is not first:
+        steady.check()  # held still through the second look and the grace period too
+        verdict = judge(steady.mark(observations))
     if verdict.ok:
         for note in lookup.take_notes():
             state.log(f"{state.label}: {note}")
@@ -200,6 +211,7 @@ def attempt(state: WorkloadState, workload: dict[str, Any]) -> AttemptVerdict:
             workload=state.label, verdict=verdict, expectations=expectations, csi=facts.csi
         )
     lines += diagnose(workload=state.label, verdict=verdict, expectations=expectations, explained=explained)
+    lines += steady.evidence()
     for note in lookup.take_notes():
         state.log(f"{state.label}: {note}")
     return dataclasses.replace(verdict, diagnosis=tuple(lines))

@@ -22,6 +22,9 @@ from verify.kube import objects
 from verify.kube.api import Api
 from verify.model import Kind
 
+LOG_BYTES = 16384  # the most of a container's log read for its last lines
+LOG_LINE = 300  # characters of one log line shown
+
 
 class Lookup:
     """Reads of one workload's namespace, with the ConfigMaps/Secrets of the current attempt kept."""
@@ -36,6 +39,8 @@ class Lookup:
         self.classes_denied: set[str] = set()
         self._notes: list[str] = []
         self._said: set[str] = set()
+        # the pods the last selection was made from, by name (their states at selection)
+        self.listed: dict[str, dict[str, Any]] = {}
 
     def new_attempt(self) -> None:
         """Forget the sources read so far: the next attempt judges against their new versions."""
@@ -159,18 +164,64 @@ class Lookup:
     def selection(self, *, kind: Kind, workload: dict[str, Any], containers: Sequence[str]) -> PodSelection:
         """The pods of the workload's current revision. The revision's owners are listed first
         (ReplicaSets or ControllerRevisions), then its pods: a pod created in between belongs to a
-        revision already listed."""
+        revision already listed. The pods listed are kept in `listed`."""
         ns, sel = self.namespace, objects.selector(workload)
         if kind == "statefulset":
             return select_statefulset_pods(
-                statefulset=workload, pods=self.pods(selector=sel), containers=containers
+                statefulset=workload, pods=self._listed(sel), containers=containers
             )
         if kind == "daemonset":
             revisions = self.api.list(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)
             return select_daemonset_pods(
-                daemonset=workload, revisions=revisions, pods=self.pods(selector=sel), containers=containers
+                daemonset=workload, revisions=revisions, pods=self._listed(sel), containers=containers
             )
         rss = self.api.list(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)
         return select_current_pods(
-            deployment=workload, replicasets=rss, pods=self.pods(selector=sel), containers=containers
+            deployment=workload, replicasets=rss, pods=self._listed(sel), containers=containers
         )
+
+    def _listed(self, selector: str) -> list[dict[str, Any]]:
+        pods = self.pods(selector=selector)
+        self.listed = {objects.name(p): p for p in pods}
+        return pods
+
+    def events(self, kind: str, name: str) -> list[dict[str, Any]] | None:
+        """The events about one object: a Pod's (the kubelet's pull failures, back-offs, probe
+        failures), a StatefulSet's or DaemonSet's (FailedCreate); None when they cannot be read
+        (no `list events`: said once)."""
+        try:
+            found: list[dict[str, Any]] = self.api.get(
+                f"/api/v1/namespaces/{self.namespace}/events",
+                fieldSelector=f"involvedObject.kind={kind},involvedObject.name={name}",
+            )["items"]
+        except errors.Forbidden:
+            self.note(
+                "cannot list events (no permission: `list events`): a pull that keeps failing is "
+                "not judged final, and failing pods are shown without their events"
+            )
+            return None
+        except errors.VerifyError:
+            return None  # a courtesy: never the reason a run fails
+        return found
+
+    def log_tail(self, pod: str, container: str, *, previous: bool, lines: int = 10) -> list[str] | None:
+        """A container's last `lines` log lines (its previous run's with `previous`), each cut at
+        LOG_LINE characters; None when the log cannot be read (no `get pods/log`: said once)."""
+        try:
+            body = self.api.text(
+                f"/api/v1/namespaces/{self.namespace}/pods/{pod}/log",
+                limit=LOG_BYTES,
+                container=container,
+                tailLines=str(lines),
+                limitBytes=str(LOG_BYTES),
+                **({"previous": "true"} if previous else {}),
+            )
+        except errors.Forbidden:
+            self.note(
+                "cannot read container logs (no permission: `get pods/log`): failing containers "
+                "are shown without their last log lines"
+            )
+            return None
+        except errors.VerifyError:
+            return None  # gone, never started, rotated away: a courtesy, never the verdict
+        return [line[:LOG_LINE] for line in body.splitlines()[-lines:]]

@@ -40,6 +40,22 @@ class _Stall:
         return max(1.0, self.cadence.seconds_left()) if self.report is not None else math.inf
 
 
+class _Looks:
+    """When to look at a waiting rollout's pods (`on_look`, every `every` seconds): the watch is
+    asked to end by then, so a rollout that never changes is still looked at."""
+
+    def __init__(self, look: Callable[[dict[str, Any]], None] | None, every: float) -> None:
+        self.look, self.every = look, every
+        self.cadence = retry.Cadence(first=every, every=every)
+
+    def check(self, obj: dict[str, Any]) -> None:
+        if self.look is not None and self.cadence.due():
+            self.look(obj)
+
+    def seconds_left(self) -> float:
+        return max(1.0, self.cadence.seconds_left()) if self.look is not None else math.inf
+
+
 def wait_for_rollout(
     *,
     api: Api,
@@ -47,12 +63,16 @@ def wait_for_rollout(
     name: str,
     kind: Kind = "deployment",
     on_stall: Callable[[dict[str, Any]], None] | None = None,
+    on_look: Callable[[dict[str, Any]], None] | None = None,
+    look_every: float = 5.0,
 ) -> dict[str, Any]:
     """Return the workload once kubectl would call it rolled out; raise RolloutNotComplete.
     `on_stall` is given the workload when it has not changed for 10 s, then every 30 s (the
-    watch is then asked to end by then, so a silent stall is still seen)."""
+    watch is then asked to end by then, so a silent stall is still seen). `on_look` is given it
+    every `look_every` seconds while it is not done, and may raise to end the wait (--fail-fast)."""
 
     stall = _Stall(on_stall)
+    looks = _Looks(on_look, look_every)
 
     def state_of(obj: dict[str, Any]) -> Any:
         state = workload_state(kind=kind, obj=obj)
@@ -75,6 +95,7 @@ def wait_for_rollout(
             # a paused Deployment never progresses: waiting out the timeout would only hide that
             raise RolloutNotComplete(f"{kind} {name} is paused: {state.message}", dep)
         stall.check(dep)
+        looks.check(dep)
         rv = objects.resource_version(dep)
         try:
             with api.watch(
@@ -82,7 +103,16 @@ def wait_for_rollout(
                 fieldSelector=f"metadata.name={name}",
                 resourceVersion=rv,
                 allowWatchBookmarks="true",
-                timeoutSeconds=str(max(1, int(min(remaining + 1, 300, math.ceil(stall.seconds_left()))))),
+                timeoutSeconds=str(
+                    max(
+                        1,
+                        int(
+                            min(
+                                remaining + 1, 300, math.ceil(min(stall.seconds_left(), looks.seconds_left()))
+                            )
+                        ),
+                    )
+                ),
             ) as events:
                 for ev in events:
                     obj = ev.get("object") or {}
@@ -111,6 +141,7 @@ def wait_for_rollout(
                     if api.deadline.expired:
                         break
                     stall.check(dep)
+                    looks.check(dep)
                 else:
                     continue  # stream ended (timeoutSeconds): resume from the last version seen
         except retry.Transient as e:

@@ -15,6 +15,7 @@ from verify.findings import AttemptVerdict, CheckStatus
 from verify.flow.attempt import attempt
 from verify.flow.decide import decide
 from verify.flow.lookup import Lookup
+from verify.flow.prognosis import CHECK_EVERY, Prognosis
 from verify.flow.restart import Restarter, Revision
 from verify.flow.rollout_status import workload_state
 from verify.flow.state import Log, RunContext, WorkloadState
@@ -118,6 +119,8 @@ def _verify(state: WorkloadState) -> WorkloadResult:
             name=ref.name,
             kind=ref.kind,
             on_stall=lambda obj: log(_stalled(state, obj)),
+            on_look=Prognosis(state) if state.context.settings.fail_fast else None,
+            look_every=CHECK_EVERY,
         )
         progress.phase(label, "inspecting its pods")
         verdict = attempt(state, workload)
@@ -208,6 +211,8 @@ def _ended(state: WorkloadState) -> WorkloadResult:
     """The workload's verification, every way it can end turned into its result."""
     try:
         return _verify(state)
+    except errors.RolloutDoomed as e:  # its evidence is said; the verdict line says why, once
+        return _result(state, "error", ExitCode.ROLLOUT, e.message, error=f"rollout {e.message}")
     except errors.RolloutNotComplete as e:
         msg = _rollout_failure(state, e)
         return _result(state, "error", ExitCode.ROLLOUT, msg, error=f"rollout did not complete: {msg}")

@@ -142,6 +142,16 @@ def read_body(resp: httpx.Response, *, what: str) -> bytes:
     return bytes(body)
 
 
+def _text(resp: httpx.Response, *, limit: int) -> str:
+    """A text answer (a container's log), read up to `limit` bytes: a body is bounded."""
+    body = bytearray()
+    for chunk in resp.iter_bytes():
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit]).decode("utf-8", "replace")
+
+
 def too_large(what: str) -> str:
     return (
         f"{what} is larger than {transport.MAX_BODY // (1024 * 1024)} MiB: refused (the largest answer "
@@ -160,8 +170,9 @@ class Api:
         self.conn = conn
         self.deadline = deadline
 
-    def _once(self, method: str, path: str, **kw: Any) -> tuple[Any, int]:
-        """The decoded answer and its size in bytes."""
+    def _once(self, method: str, path: str, *, limit: int | None = None, **kw: Any) -> tuple[Any, int]:
+        """The decoded answer and its size in bytes; with `limit`, a text answer (a container's
+        log) of at most `limit` bytes."""
         if self.deadline.cancelled:
             raise errors.Cancelled("cancelled")
         left = max(self.deadline.remaining(), 0.1)
@@ -173,6 +184,9 @@ class Api:
                 transport.bounded(time.monotonic() + left),
                 self.conn.http.stream(method, path, timeout=timeout, **kw) as resp,
             ):
+                if limit is not None and resp.status_code < 400:
+                    text = _text(resp, limit=limit)
+                    return text, len(text)
                 answer = Answer(
                     resp.status_code,
                     resp.headers.get("Content-Type", ""),
@@ -229,6 +243,11 @@ class Api:
 
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
+
+    def text(self, path: str, *, limit: int, **params: Any) -> str:
+        """A GET whose answer is text (pods/log), at most `limit` bytes of it."""
+        text: str = self.request("GET", path, params=params or None, limit=limit)
+        return text
 
     def list(self, path: str, **params: Any) -> list[dict[str, Any]]:
         """Every item of a list, read as kubectl reads it: pages of PAGE items (`limit`, then each

@@ -10,6 +10,8 @@ PLURAL: dict[Kind, str] = {
     "statefulset": "statefulsets",
     "daemonset": "daemonsets",
 }
+# the `kind` the API writes (an event's involvedObject.kind)
+TITLE: dict[Kind, str] = {"deployment": "Deployment", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
 _SHORT: dict[Kind, str] = {"deployment": "deploy", "statefulset": "sts", "daemonset": "ds"}
 # deployment, deployments, deploy, deployment.apps, deployments.apps, and so on
 ALIASES: dict[str, Kind] = {

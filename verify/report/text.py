@@ -3,7 +3,14 @@ and the one headline. Pure; every string here is built from verdicts that alread
 
 from __future__ import annotations
 
-from verify.findings import AttemptVerdict, CheckResult, CheckStatus, ContainerVerdict, PodVerdict
+from verify.findings import (
+    AttemptVerdict,
+    CheckResult,
+    CheckStatus,
+    ContainerVerdict,
+    PodVerdict,
+    Uninspectable,
+)
 from verify.report.result import RunResult, WorkloadResult
 
 
@@ -13,6 +20,14 @@ def _plural(n: int, word: str) -> str:
 
 def _pod_label(pod: PodVerdict) -> str:
     return f"pod {pod.name} ({pod.node})" if pod.node else f"pod {pod.name}"
+
+
+def error_phrase(error: Uninspectable) -> str:
+    """Why a container (or pod) has no verdict of its checks: `cannot be inspected: ...`, or for
+    one that did not hold still, `is not stable: ...`."""
+    if error.code == "unstable":
+        return f"is {error.reason}"
+    return f"cannot be inspected: {error.reason}"
 
 
 def check_phrase(check: CheckResult) -> str:
@@ -49,13 +64,13 @@ def problem_lines(*, workload: WorkloadResult) -> list[str]:
     for pod in last.pods:
         where = f"{label}: {_pod_label(pod)}"
         if pod.error is not None:
-            lines.append(f"{where} cannot be inspected: {pod.error.reason}")
+            lines.append(f"{where} {error_phrase(pod.error)}")
             continue
         lines.extend(f"{where} {check_phrase(c)}" for c in pod.checks if c.status is not CheckStatus.OK)
         for container in pod.containers:
             head = f"{where} container {container.name}"
             if container.error is not None:
-                lines.append(f"{head} cannot be inspected: {container.error.reason}")
+                lines.append(f"{head} {error_phrase(container.error)}")
                 continue
             lines.extend(
                 f"{head} {check_phrase(c)}" for c in container.checks if c.status is not CheckStatus.OK
@@ -115,13 +130,13 @@ def verdict_line(*, run: RunResult) -> str:
 def container_problems(*, container: ContainerVerdict) -> list[str]:
     """Each failed check of one container as a short phrase, e.g. `lacks env DB_URL`."""
     if container.error is not None:
-        return [f"cannot be inspected: {container.error.reason}"]
+        return [error_phrase(container.error)]
     return [check_phrase(c) for c in container.checks if c.status is not CheckStatus.OK]
 
 
 def pod_problems(*, pod: PodVerdict) -> list[str]:
     """Every problem of one pod, each prefixed with its container."""
     if pod.error is not None:
-        return [f"cannot be inspected: {pod.error.reason}"]
+        return [error_phrase(pod.error)]
     own = [check_phrase(c) for c in pod.checks if c.status is not CheckStatus.OK]
     return own + [f"container {c.name} {p}" for c in pod.containers for p in container_problems(container=c)]

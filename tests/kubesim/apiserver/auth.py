@@ -3,8 +3,8 @@ default ClusterRoleBindings every apiserver bootstraps for its built-in groups; 
 the authenticated user is kept under.
 
 Rules are resolved as kubernetes/kubernetes pkg/registry/rbac/validation/rule.go does
-(VisitRulesFor: cluster-wide bindings, the stored ClusterRoleBindings, then the namespace's
-RoleBindings, a ClusterRole stored or bootstrapped; describeSubject) and
+(VisitRulesFor: the stored ClusterRoleBindings, the bootstrap ones among them, then the
+namespace's RoleBindings; describeSubject) and
 matched as plugin/pkg/auth/authorizer/rbac/rbac.go (RuleAllows) and pkg/apis/rbac/v1/
 evaluation_helpers.go do. The answers of SelfSubjectAccessReviews and SelfSubjectRulesReviews
 (reviews.py) come from the same resolution as the authorisation of every request."""
@@ -110,57 +110,6 @@ class Attributes:
     name: str = ""
     path: str = ""  # a non-resource request (e.g. /healthz) when resource_request is False
     resource_request: bool = True
-
-
-# The default ClusterRoleBindings that hold for every cluster's built-in groups, as
-# (binding and ClusterRole name, group, rules): plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
-# policy.go (and its testdata/cluster-roles.yaml, cluster-role-bindings.yaml).
-_DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*"]
-_PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-_ISSUER_URLS = [
-    "/.well-known/openid-configuration",
-    "/.well-known/openid-configuration/",
-    "/openid/v1/jwks",
-    "/openid/v1/jwks/",
-]
-BOOTSTRAP: tuple[tuple[str, str, tuple[PolicyRule, ...]], ...] = (
-    (
-        "cluster-admin",
-        "system:masters",
-        (
-            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
-            {"verbs": ["*"], "nonResourceURLs": ["*"]},
-        ),
-    ),
-    (
-        "system:basic-user",
-        AUTHENTICATED,
-        (
-            {
-                "verbs": ["create"],
-                "apiGroups": ["authorization.k8s.io"],
-                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-            },
-            {
-                "verbs": ["create"],
-                "apiGroups": ["authentication.k8s.io"],
-                "resources": ["selfsubjectreviews"],
-            },
-        ),
-    ),
-    (
-        "system:discovery",
-        AUTHENTICATED,
-        ({"verbs": ["get"], "nonResourceURLs": sorted({*_DISCOVERY_URLS, *_PUBLIC_URLS})},),
-    ),
-    ("system:public-info-viewer", AUTHENTICATED, ({"verbs": ["get"], "nonResourceURLs": _PUBLIC_URLS},)),
-    (
-        "system:service-account-issuer-discovery",
-        SERVICEACCOUNTS,
-        ({"verbs": ["get"], "nonResourceURLs": _ISSUER_URLS},),
-    ),
-)
-_CLUSTER_ROLES = {name: rules for name, _, rules in BOOTSTRAP}
 
 
 class Authorizer:
@@ -275,26 +224,15 @@ class Authorizer:
         for r in user.rules or []:
             if r.namespaces is None or namespace in r.namespaces:
                 yield f'kubesim rule of User "{user.name}" (Cluster.add_user)', r.policy()
-        groups = user.all_groups
-        if user.rules is None and "system:masters" not in groups:
-            groups = [*groups, "system:masters"]  # a cluster-admin token
-        for binding, group, rules in BOOTSTRAP:
-            if group in groups:
-                for rule in rules:
-                    yield (
-                        f'ClusterRoleBinding "{binding}" of ClusterRole "{binding}" to Group "{group}"',
-                        rule,
-                    )
+        # the stored ClusterRoleBindings, the bootstrap ones (bootstrap_policy.py) among them
         yield from self._cluster_role_bindings(user)
         if namespace:
             yield from self._role_bindings(user, namespace)
 
     def _cluster_role(self, name: str) -> Any:
-        """A ClusterRole's rules: a stored one, else a bootstrap one; None if there is none."""
+        """A ClusterRole's rules; None if there is none."""
         stored = self.store.find(BY_PATH[("rbac.authorization.k8s.io", "clusterroles")], "", name)
-        if stored is not None:
-            return stored.get("rules") or []
-        return _CLUSTER_ROLES.get(name)
+        return None if stored is None else stored.get("rules") or []
 
     def _cluster_role_bindings(self, user: User) -> Iterator[tuple[str, PolicyRule]]:
         """Stored ClusterRoleBindings: their ClusterRole's rules in every namespace (a

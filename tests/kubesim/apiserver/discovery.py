@@ -9,7 +9,7 @@ from aiohttp import web
 
 from ..storage.crds import CustomKinds
 from ..storage.errors import ApiError
-from ..storage.resources import api_group_list, resource_list, served
+from ..storage.resources import api_group_list, resource_list, served, serves
 from .customresources import groups, openapi_doc, openapi_index_paths
 from .customresources import resource_list as custom_list
 from .openapi import documents, swagger
@@ -55,7 +55,7 @@ def discovery_response(
     if path == "/api/v1":
         return json_response(resource_list("", "v1", reviews))
     m = re.match(r"^/apis/([^/]+)/([^/]+)$", path)
-    if m and any(r.group == m.group(1) and r.version == m.group(2) for r in served(reviews)):
+    if m and any(r.group == m.group(1) and serves(r, m.group(2)) for r in served(reviews)):
         return json_response(resource_list(m.group(1), m.group(2), reviews))
     m2 = re.match(r"^/apis/([^/]+)$", path)
     if m2:

@@ -9,7 +9,7 @@ import hashlib
 import json
 from typing import Any
 
-from ..storage.resources import RESOURCES
+from ..storage.resources import RESOURCES, serves
 from .openapi_schema import KINDS, schemas, write_operations
 
 
@@ -21,7 +21,7 @@ def _doc(group: str, version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     roots = [s for (g, v, _), s in KINDS.items() if (g, v) == (group, version)]
     for r in RESOURCES:
-        if r.group != group or r.version != version:
+        if r.group != group or not serves(r, version):
             continue
         write_operations(
             paths,
@@ -65,9 +65,10 @@ def documents() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         return _DOCS[0]
     docs: dict[str, dict[str, Any]] = {}
     for r in RESOURCES:
-        key = _gv_path(r.group, r.version)
-        if key not in docs:
-            docs[key] = _doc(r.group, r.version)
+        for version in (r.version, *r.also):
+            key = _gv_path(r.group, version)
+            if key not in docs:
+                docs[key] = _doc(r.group, version)
     index = {"paths": {}}
     for key, doc in docs.items():
         h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()

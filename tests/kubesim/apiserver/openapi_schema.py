@@ -9,6 +9,7 @@ from typing import Any
 
 from ..storage.resources import RESOURCES
 from .openapi_core import CORE
+from .openapi_kinds import CLUSTER_KINDS, PREFIXES
 from .openapi_meta import API_VERSION, APPS, KIND, META, METADATA, OTHER
 
 PREFIX = {
@@ -23,6 +24,8 @@ PREFIX = {
 GROUP_OF = {"core": "", "apps": "apps", "batch": "batch", "discovery": "discovery.k8s.io"}
 GROUP_OF["rbac"] = "rbac.authorization.k8s.io"
 GROUP_OF["storage"] = "storage.k8s.io"
+for _short, (_prefix, _group) in PREFIXES.items():  # the kinds of openapi_kinds.py
+    PREFIX[_short], GROUP_OF[_short] = _prefix, _group
 SCALARS = {
     "string": {"type": "string"},
     "integer": {"type": "integer"},
@@ -124,7 +127,7 @@ def _parse(table: str) -> dict[str, Definition]:
 
 
 DEFS: dict[str, Definition] = {}
-for _table in (META, APPS, OTHER, CORE):
+for _table in (META, APPS, OTHER, CORE, CLUSTER_KINDS):
     DEFS.update(_parse(_table))
 
 # kind definitions: (group, version, kind) -> short name

@@ -19,7 +19,7 @@ import datetime as dt
 from typing import Any
 
 from ..storage.errors import ApiError
-from . import protobuf_kinds
+from . import protobuf_cluster_kinds, protobuf_kinds
 
 MAGIC = b"k8s\x00"
 
@@ -154,13 +154,15 @@ KINDS = {
 }
 SCHEMAS.update(protobuf_kinds.SCHEMAS)
 KINDS |= protobuf_kinds.KINDS
+SCHEMAS.update(protobuf_cluster_kinds.SCHEMAS)
+KINDS |= protobuf_cluster_kinds.KINDS
 # pointer fields: present only when the client set them, so a false or 0 is kept
 _KEEP_ZERO = {
     "automountServiceAccountToken",
     "controller",
     "blockOwnerDeletion",
     "expirationSeconds",
-} | protobuf_kinds.KEEP_ZERO
+} | protobuf_kinds.KEEP_ZERO | protobuf_cluster_kinds.KEEP_ZERO
 
 UNSUPPORTED = ApiError(
     415,
@@ -230,7 +232,9 @@ def _message(data: bytes, name: str) -> dict[str, Any]:
             continue  # a field kubesim does not read
         key, kind, repeated = schema[number]
         decoded = _value(value, kind)
-        if repeated:
+        if not key:  # an embedded struct: its fields sit beside the others in JSON
+            out.update(decoded)
+        elif repeated:
             out.setdefault(key, []).append(decoded)
         elif kind.startswith("map"):
             out.setdefault(key, {}).update(decoded)

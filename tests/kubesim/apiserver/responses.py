@@ -18,8 +18,9 @@ def encode(obj: Any) -> bytes:
 def status_response(err: ApiError) -> web.Response:
     body = encode(err.status())
     headers = {}
-    if err.code == 429 and err.details:
-        headers["Retry-After"] = str(err.details.get("retryAfterSeconds", 1))
+    if err.code == 429 and err.details and err.details.get("retryAfterSeconds"):
+        # none without one (an eviction a budget refuses): client-go would retry that one by itself
+        headers["Retry-After"] = str(err.details["retryAfterSeconds"])
     return web.Response(status=err.code, body=body, content_type="application/json", headers=headers)
 
 

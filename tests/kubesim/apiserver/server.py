@@ -14,17 +14,21 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..storage.errors import ApiError
-from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource
+from ..storage.resources import ACCESS_REVIEWS_GROUP, BY_PATH, RESOURCES, REVIEWS_BY_PATH, Resource, serves
 from ..storage.selection import labels_match, parse_field_selector, parse_label_selector
 from ..storage.store import Obj
-from . import pod_defaults, validation
+from . import kinds, pod_defaults, validation
 from .admission import admit_namespace, prepare, webhook
+from .audit import audit_middleware
 from .auth import USER
 from .customresources import served_version
 from .discovery import discovery_response
 from .ephemeral import handle_ephemeral
+from .eviction import handle_eviction, parse_eviction
 from .fieldvalidation import loads as loads_json
 from .fieldvalidation import plain, validate, with_warnings
+from .health import is_health
+from .health import response as health_response
 from .impersonation import GROUP as IMPERSONATE_GROUP
 from .impersonation import impersonated
 from .jobs import admit_job
@@ -43,6 +47,7 @@ from .responses import flag, json_response, status_response
 from .reviews import review
 from .services import admit_service
 from .tokenrequest import token_request
+from .versions import CONVERTED_BODY, SERVED_METHOD, converts, serve_converted
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -96,9 +101,11 @@ class ApiServer:
         self.cluster = cluster
         self.store = cluster.store
         self.store.admission += [pod_defaults.admit, validation.admit]
+        kinds.register(self.store)
         self.reads = ListWatch(cluster)
         self.proxy = Proxy(cluster)
-        self.app = web.Application(middlewares=[self._middleware], client_max_size=16 * 1024 * 1024)
+        middlewares = [audit_middleware(cluster, self._verb), self._middleware]
+        self.app = web.Application(middlewares=middlewares, client_max_size=16 * 1024 * 1024)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self.app.on_response_prepare.append(_bare_upgrade)
 
@@ -165,8 +172,8 @@ class ApiServer:
                     request.transport.write(BROKEN_UPGRADE)
                     request.transport.close()
                 raise asyncio.CancelledError
-        if request.path in ("/healthz", "/readyz", "/livez"):
-            return web.Response(text="ok")
+        if is_health(request.path):
+            return health_response(request)
         user = c.auth.authenticate(request.headers.get("Authorization"))
         if user is None:
             return status_response(ApiError.unauthorized())
@@ -252,6 +259,8 @@ class ApiServer:
         if reviewed is not None and (self.cluster.knobs.access_reviews or group != ACCESS_REVIEWS_GROUP):
             return await self._review(request, reviewed, ns, name)
         res = BY_PATH.get((group, plural))
+        if res is not None and group and not serves(res, d["version"]):
+            res = None  # a version the group does not serve
         deprecated = ""
         if res is None and group:
             custom = self.store.custom.lookup(group, plural)
@@ -268,6 +277,8 @@ class ApiServer:
                 name, ns = None, None
             else:
                 raise ApiError.no_route()
+        if converts(res, d.get("version") or res.version):
+            return await serve_converted(self, request, res, d["version"], (ns, name, sub))
         response = await self._resource(request, res, ns, name, sub)
         if deprecated and not response.prepared:
             response.headers.add("Warning", "299 - " + json.dumps(deprecated))
@@ -277,7 +288,7 @@ class ApiServer:
         self, request: web.Request, res: Resource, ns: str | None, name: str | None, sub: str | None
     ) -> web.StreamResponse:
         user = request[USER]
-        method = request.method
+        method = request.get(SERVED_METHOD, request.method)
         watch = flag(request.query.get("watch"))
         verb = self._verb(method, bool(name), watch, sub)
         if sub and sub not in res.subresources:
@@ -309,6 +320,9 @@ class ApiServer:
             raise ApiError.forbidden(
                 user=user.name, verb="create", res=res, sub=sub, name=name or "", namespace=ns
             )
+        if sub == "eviction":
+            body = parse_eviction(await request.read(), request.headers.get("Content-Type", ""))
+            return await handle_eviction(request, self.cluster, ns or "", name or "", body)
         if sub == "exec":
             return await handle_exec(request, self.cluster, ns or "", name or "")
         if sub == "ephemeralcontainers":
@@ -463,6 +477,9 @@ class ApiServer:
         return with_warnings(json_response(out), warnings)
 
     async def _body(self, request: web.Request) -> Obj:
+        converted = request.get(CONVERTED_BODY)  # versions.py read and converted it
+        if converted is not None:
+            return copy.deepcopy(converted)  # type: ignore[no-any-return]
         raw = await request.read()
         if "protobuf" in request.headers.get("Content-Type", ""):
             # JSON (and YAML) only, as for a custom resource, but for the few kinds kubectl's

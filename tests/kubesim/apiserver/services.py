@@ -60,6 +60,9 @@ def install_default_service(store: Store) -> None:
 def admit_service(store: Store, obj: Obj, cur: Obj | None) -> None:
     """Apiserver defaulting and validation of a Service, with ClusterIP/NodePort allocation."""
     name = obj.get("metadata", {}).get("name", "")
+    # the registry's PrepareForCreate/Update: a status with an empty loadBalancer, as served
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else None
+    obj["status"] = {**(status or {}), "loadBalancer": (status or {}).get("loadBalancer") or {}}
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")

@@ -8,6 +8,11 @@ from typing import Any
 from ..storage.crds import CustomResource
 from ..storage.resources import Resource
 from .customresources import columns
+from .tables_cells import containers as _containers
+from .tables_cells import human_age, human_duration
+from .tables_cells import label_selector as _label_selector
+from .tables_cells import sorted_labels as _sorted_labels
+from .tables_kinds import KIND_COLUMNS
 from .tables_storage import STORAGE_COLUMNS
 
 Obj = dict[str, Any]
@@ -15,35 +20,6 @@ Obj = dict[str, Any]
 
 def wants_table(accept: str) -> bool:
     return "as=Table" in accept
-
-
-def human_age(ts: str | None) -> str:
-    """kubectl's `duration.HumanDuration` (short form)."""
-    if not ts:
-        return "<unknown>"
-    t = dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
-    return human_duration(int((dt.datetime.now(dt.UTC) - t).total_seconds()))
-
-
-def human_duration(s: int) -> str:
-    if s < 0:
-        s = 0
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = m // 60
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    d = h // 24
-    if d < 8:
-        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
-    return f"{d}d"
 
 
 def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> Obj:
@@ -160,11 +136,6 @@ def _event_row(o: Obj) -> list[Any]:
     ]
 
 
-def _containers(tpl: Obj) -> tuple[str, str]:
-    cs = (tpl.get("spec") or {}).get("containers") or []
-    return ",".join(c["name"] for c in cs), ",".join(c.get("image", "") for c in cs)
-
-
 def _selector(spec: Obj) -> str:
     ml = (spec.get("selector") or {}).get("matchLabels") or {}
     return ",".join(f"{k}={v}" for k, v in ml.items())
@@ -245,27 +216,6 @@ def _job_row(o: Obj) -> list[Any]:
     ]
 
 
-def _sorted_labels(m: dict[str, str] | None) -> str:
-    """`labels.FormatLabels`."""
-    return ",".join(f"{k}={v}" for k, v in sorted((m or {}).items())) or "<none>"
-
-
-def _label_selector(spec: Obj) -> str:
-    """`metav1.FormatLabelSelector`: requirements sorted by key."""
-    sel = spec.get("selector") or {}
-    parts = [(k, f"{k}={v}") for k, v in (sel.get("matchLabels") or {}).items()]
-    for e in sel.get("matchExpressions") or []:
-        key, op, vals = e.get("key", ""), e.get("operator", ""), sorted(e.get("values") or [])
-        text = {
-            "In": f"{key} in ({','.join(vals)})",
-            "NotIn": f"{key} notin ({','.join(vals)})",
-            "Exists": key,
-            "DoesNotExist": f"!{key}",
-        }.get(op, key)
-        parts.append((key, text))
-    return ",".join(t for _, t in sorted(parts)) or "<none>"
-
-
 def _sts_row(o: Obj) -> list[Any]:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     names, images = _containers(spec.get("template") or {})
@@ -319,10 +269,14 @@ def _node_row(o: Obj) -> list[Any]:
         status += ",SchedulingDisabled"
     info = (o.get("status") or {}).get("nodeInfo") or {}
     addresses = {a.get("type"): a.get("address") for a in (o.get("status") or {}).get("addresses") or []}
+    # findNodeRoles: `node-role.kubernetes.io/ROLE` labels and a `kubernetes.io/role` value
+    labels = o["metadata"].get("labels") or {}
+    roles = {k.removeprefix("node-role.kubernetes.io/") for k in labels if k.startswith("node-role.kubernetes.io/")}
+    roles |= {v for k, v in labels.items() if k == "kubernetes.io/role" and v}
     return [
         o["metadata"]["name"],
         status,
-        "<none>",
+        ",".join(sorted(r for r in roles if r)) or "<none>",
         human_age(o["metadata"].get("creationTimestamp")),
         info.get("kubeletVersion", ""),
         addresses.get("InternalIP") or "<none>",
@@ -565,8 +519,8 @@ def _default_row(o: Obj) -> list[Any]:
 def table(res: Resource, items: list[Obj], rv: str, include: str = "Metadata") -> Obj:
     if isinstance(res, CustomResource):
         cols, row = columns(res, human_age)
-    elif res.plural in STORAGE_COLUMNS:  # their rows take the age as the second argument
-        cols, storage_row = STORAGE_COLUMNS[res.plural]
+    elif res.plural in STORAGE_COLUMNS or res.plural in KIND_COLUMNS:  # rows take the age too
+        cols, storage_row = STORAGE_COLUMNS.get(res.plural) or KIND_COLUMNS[res.plural]
         row = lambda o: storage_row(o, human_age(o["metadata"].get("creationTimestamp")))  # noqa: E731
     else:
         cols, row = COLUMNS.get(res.plural, (_DEFAULT_COLS, _default_row))

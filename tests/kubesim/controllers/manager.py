@@ -9,13 +9,18 @@ from ..record import Recorder
 from ..storage.resources import BY_PATH
 from ..storage.store import Event, Obj
 from .binder import VolumeBinder
+from .clusterroles import aggregate
+from .cronjob import CronJobController
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
+from .disruption import DisruptionController
 from .job import JobController, finished
 from .namespace import NamespaceController
+from .podautoscaler import HorizontalController
 from .podutil import is_active
 from .refmanager import controller_of, selector_matches
-from .replicaset import ReplicaSetController
+from .replicaset import RC, ReplicaSetController
+from .resourcequota import ResourceQuotaController
 from .scheduler import schedule
 from .serviceaccounts import NamespaceDefaults
 from .statefulset import StatefulSetController
@@ -53,6 +58,11 @@ class Controllers:
         self.namespace_defaults = NamespaceDefaults(self.store, lambda: _root_ca(cluster))
         self.daemonsets = DaemonSetController(cluster)
         self.jobs = JobController(cluster)
+        self.replication = ReplicaSetController(cluster, RC)
+        self.cronjobs = CronJobController(cluster)
+        self.autoscalers = HorizontalController(cluster)
+        self.disruption = DisruptionController(cluster)
+        self.quotas = ResourceQuotaController(self.store)
         self.store.hooks.append(self._on_event)
 
     # -- triggers ------------------------------------------------------------
@@ -60,6 +70,7 @@ class Controllers:
         kind = ev.res.kind
         meta = ev.obj["metadata"]
         ns = ev.namespace
+        self._on_cluster_kinds(ev)
         if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job"):
             self.pending.add((kind, ns, meta["name"]))
         elif kind in ("ReplicaSet", "Pod", "ControllerRevision"):
@@ -103,6 +114,27 @@ class Controllers:
             self._collect_garbage(ev.obj)
         self.cluster.wake()
 
+    def _on_cluster_kinds(self, ev: Event) -> None:
+        """Triggers of the CronJob, HPA, disruption, quota and ReplicationController controllers:
+        their own writes of status only do not wake them again."""
+        kind, ns, name = ev.res.kind, ev.namespace, ev.obj["metadata"]["name"]
+        spec_changed = ev.old is None or ev.old.get("spec") != ev.obj.get("spec") or ev.type != "MODIFIED"
+        own = kind in ("CronJob", "HorizontalPodAutoscaler", "PodDisruptionBudget") and spec_changed
+        if own or (kind == "ReplicationController" and ev.type != "DELETED"):
+            self.pending.add((kind, ns, name))
+        elif kind == "Job" and ev.type != "ADDED":
+            ref = controller_of(ev.obj)
+            if ref is not None and ref.get("kind") == "CronJob":
+                self.pending.add(("CronJob", ns, ref["name"]))
+        elif kind == "Pod" and ns:
+            for pdb in self.disruption.budgets_for(ns):
+                self.pending.add(("PodDisruptionBudget", ns, pdb))
+        if kind == "ClusterRole":
+            self.pending.add(("Aggregation", "", ""))
+        quota_changed = kind == "ResourceQuota" and spec_changed
+        if quota_changed or (kind not in ("ResourceQuota", "Event") and ns in self.quotas.namespaces):
+            self.pending.add(("Quota", ns, ""))
+
     def _retry_unschedulable(self) -> None:
         """The scheduling queue moves unschedulable pods back to be tried on a cluster event that
         may make them fit (a node, a pod leaving its node, a claim)."""
@@ -120,6 +152,9 @@ class Controllers:
         for j in self.store.list(JOBS):  # back-off and activeDeadlineSeconds run on the clock
             if not finished(j):
                 self.pending.add(("Job", j["metadata"]["namespace"], j["metadata"]["name"]))
+        for res, due in (("CronJob", self.cronjobs.due.due()), ("HorizontalPodAutoscaler", self.autoscalers.due.due())):
+            for ns, name in due:  # their next scheduled time or sync period has come
+                self.pending.add((res, ns, name))
         for rs in self.store.list(RS):  # a refused pod is tried again after its back-off
             if any(c.get("type") == "ReplicaFailure" for c in (rs.get("status") or {}).get("conditions") or []):
                 self.pending.add(("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]))
@@ -139,6 +174,18 @@ class Controllers:
                 self.daemonsets.reconcile(ns, name)
             elif kind == "Job":
                 self.jobs.reconcile(ns, name)
+            elif kind == "ReplicationController":
+                self.replication.reconcile(ns, name)
+            elif kind == "CronJob":
+                self.cronjobs.reconcile(ns, name)
+            elif kind == "HorizontalPodAutoscaler":
+                self.autoscalers.reconcile(ns, name)
+            elif kind == "PodDisruptionBudget":
+                self.disruption.reconcile(ns, name)
+            elif kind == "Quota":
+                self.quotas.reconcile(ns)
+            elif kind == "Aggregation":
+                aggregate(self.store)
             elif kind == "Namespace":
                 self.namespaces.reconcile(name)
             elif kind == "Claim":
@@ -153,7 +200,7 @@ class Controllers:
     # -- garbage collection -----------------------------------------------------
     def _collect_garbage(self, owner: Obj) -> None:
         uid = owner["metadata"]["uid"]
-        for res in (RS, REVISIONS, PODS):
+        for res in (RS, REVISIONS, PODS, JOBS):
             for o in self.store.list(res, owner["metadata"].get("namespace")):
                 if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
                     self.cluster.delete_object(

@@ -1,4 +1,6 @@
-"""The ReplicaSet controller: as many active pods as replicas, and the RS status."""
+"""The ReplicaSet controller: as many active pods as replicas, and the RS status. The same loop is
+the ReplicationController manager (kubernetes/kubernetes pkg/controller/replication: a
+ReplicaSet controller over the core kind, whose selector is a plain label map)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..record import Recorder, object_ref
 from ..storage.errors import ApiError
-from ..storage.resources import BY_PATH
+from ..storage.resources import BY_PATH, Resource
 from ..storage.store import Obj, now_rfc3339
 from .podcontrol import PodControl
 from .podutil import controller_ref, has_owner_ref, is_active, is_ready, parse_time
@@ -19,21 +21,25 @@ if TYPE_CHECKING:
 
 PODS = BY_PATH[("", "pods")]
 RS = BY_PATH[("apps", "replicasets")]
+RC = BY_PATH[("", "replicationcontrollers")]
 
 
 class ReplicaSetController:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, res: Resource = RS) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self.rng = cluster.rng
+        self.res = res
         # replica_set.go: "SuccessfulCreate" "Created pod: NAME", "SuccessfulDelete" "Deleted pod: NAME"
-        self.events = Recorder(self.store, "replicaset-controller")
+        self.events = Recorder(self.store, "replicaset-controller" if res is RS else "replication-controller")
         self.pods = PodControl(self.store, self.events)
 
     def reconcile(self, ns: str, name: str) -> None:
-        rs = self.store.find(RS, ns, name)
+        rs = self.store.find(self.res, ns, name)
         if rs is None or rs["metadata"].get("deletionTimestamp"):
             return
+        if self.res is RC:  # a ReplicaSet's view of it: the map is its selector's matchLabels
+            rs = {**rs, "spec": {**rs["spec"], "selector": {"matchLabels": rs["spec"].get("selector") or {}}}}
         # FilterActivePods, then claimPods: adopt matching orphans, release what no longer matches
         active = claim(self.store, PODS, rs, [p for p in self.store.list(PODS, ns) if is_active(p)])
         want = int(rs["spec"].get("replicas", 1))
@@ -66,7 +72,7 @@ class ReplicaSetController:
                     PODS, ns, p["metadata"]["name"], grace=None, propagation="Background"
                 )
                 self.events.event(
-                    object_ref(rs, kind="ReplicaSet", api_version="apps/v1"),
+                    object_ref(rs, kind=rs["kind"], api_version=rs["apiVersion"]),
                     "Normal",
                     "SuccessfulDelete",
                     f"Deleted pod: {p['metadata']['name']}",
@@ -86,7 +92,7 @@ class ReplicaSetController:
         status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
         if conditions:
             status["conditions"] = conditions
-        self.store.mutate(RS, ns, name, lambda o: o.__setitem__("status", status), status=True)
+        self.store.mutate(self.res, ns, name, lambda o: o.__setitem__("status", status), status=True)
 
     @staticmethod
     def _ready_since(p: Obj, now: dt.datetime) -> float:

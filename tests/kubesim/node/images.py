@@ -11,6 +11,10 @@ command is not found, exactly as runc would report it.
 An image not in the catalogue is taken to be an application image with the host's userland,
 running as root, whose default process (`CMD`) serves until stopped (a stand-in `sleep infinity`).
 That is the documented default: name your image in CATALOGUE to give it another behaviour.
+
+An image's own files (nginx's welcome page, python's `/usr/local/bin/python`) are its layer:
+written into each container's upper layer before its root is mounted (node/runtime.py), so a
+stand-in serves them from the image's paths and never a host folder.
 """
 
 from __future__ import annotations
@@ -44,10 +48,55 @@ class Image:
     # files standing in for it live there (e.g. a python under /root, mode 0700, while the image
     # has its venv under /opt, open to its non-root user); opened in the container's overlay only
     open_dirs: tuple[str, ...] = ()
+    files: dict[str, str] = field(default_factory=dict)  # its layer's files: path -> content
+    links: dict[str, str] = field(default_factory=dict)  # its layer's symlinks: path -> target
 
 
-# nginx answers GET / on :80; a stdlib HTTP server on :80 stands in for it
-_NGINX_SERVER = ("/usr/bin/python3", "-m", "http.server", "80", "--directory", "/tmp")
+WEBSERVER = os.path.join(KUBESIM, "apps", "webserver.py")
+NGINX_VERSION = "1.27.5"
+NGINX_ROOT = "/usr/share/nginx/html"
+# nginx answers on :80 from its own html root: a static file server stands in for it, with
+# nginx's Server header and error pages (apps/webserver.py)
+_NGINX_SERVER = ("/usr/bin/python3", WEBSERVER, "--root", NGINX_ROOT, "--port", "80", "--server", f"nginx/{NGINX_VERSION}")
+# the welcome page of docker.io/library/nginx (/usr/share/nginx/html/index.html)
+_NGINX_HEAD = """<!DOCTYPE html>
+<html>
+<head>
+<title>{title}</title>
+<style>
+html {{ color-scheme: light dark; }}
+body {{ width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }}
+</style>
+</head>
+<body>
+"""
+NGINX_WELCOME = _NGINX_HEAD.format(title="Welcome to nginx!") + """<h1>Welcome to nginx!</h1>
+<p>If you see this page, the nginx web server is successfully installed and
+working. Further configuration is required.</p>
+
+<p>For online documentation and support please refer to
+<a href="http://nginx.org/">nginx.org</a>.<br/>
+Commercial support is available at
+<a href="http://nginx.com/">nginx.com</a>.</p>
+
+<p><em>Thank you for using nginx.</em></p>
+</body>
+</html>
+"""
+NGINX_50X = _NGINX_HEAD.format(title="Error") + """<h1>An error occurred.</h1>
+<p>Sorry, the page you are looking for is currently unavailable.<br/>
+Please try again later.</p>
+<p>If you are the system administrator of this resource then you should check
+the error log for details.</p>
+<p><em>Faithfully yours, nginx.</em></p>
+</body>
+</html>
+"""
+HTTPD_ROOT = "/usr/local/apache2/htdocs"
+_HTTPD_SERVER = ("/usr/bin/python3", WEBSERVER, "--root", HTTPD_ROOT, "--port", "80", "--server", "Apache/2.4.63 (Unix)")
+# the Kubernetes components' images are distroless: only their binaries, which serve until stopped
+_COMPONENT = {"shell": False, "env": (("PATH", DEFAULT_PATH),)}
 
 def _closed_parents(path: str) -> tuple[str, ...]:
     """The directories above `path` that a user other than their owner cannot pass through."""
@@ -79,7 +128,45 @@ CATALOGUE: dict[str, Image] = {
         passwd={0: "/root", 101: "/nonexistent", 65534: "/nonexistent"},
         standins={"/docker-entrypoint.sh": _NGINX_SERVER, "/usr/sbin/nginx": _NGINX_SERVER},
         size=72_200_000,
+        files={f"{NGINX_ROOT}/index.html": NGINX_WELCOME, f"{NGINX_ROOT}/50x.html": NGINX_50X},
     ),
+    # docker.io/library/python:3: CMD ["python3"] (exits at once without a terminal), python on PATH
+    "python": Image(
+        cmd=("python3",),
+        env=(("PATH", DEFAULT_PATH), ("LANG", "C.UTF-8")),
+        passwd={0: "/root", 65534: "/nonexistent"},
+        links={"/usr/local/bin/python": "/usr/bin/python3", "/usr/local/bin/python3": "/usr/bin/python3"},
+        size=412_000_000,
+    ),
+    # docker.io/library/alpine and ubuntu: a shell by default
+    "alpine": Image(cmd=("/bin/sh",), size=3_600_000),
+    "ubuntu": Image(cmd=("/bin/bash",), passwd={0: "/root", 65534: "/nonexistent"}, size=29_700_000),
+    # docker.io/library/httpd: httpd-foreground serves htdocs on :80
+    "httpd": Image(
+        cmd=("httpd-foreground",),
+        env=(("PATH", "/usr/local/apache2/bin:" + DEFAULT_PATH), ("HTTPD_PREFIX", "/usr/local/apache2")),
+        standins={"/usr/local/apache2/bin/httpd-foreground": _HTTPD_SERVER},
+        files={f"{HTTPD_ROOT}/index.html": "<html><body><h1>It works!</h1></body></html>\n"},
+        size=58_000_000,
+    ),
+    # docker.io/library/redis: redis-server serves until stopped
+    "redis": Image(
+        entrypoint=("docker-entrypoint.sh",),
+        cmd=("redis-server",),
+        standins={"/usr/local/bin/docker-entrypoint.sh": SERVE, "/usr/local/bin/redis-server": SERVE},
+        size=45_000_000,
+    ),
+    # registry.k8s.io/pause: the sandbox's process
+    "registry.k8s.io/pause": Image(entrypoint=("/pause",), shell=False, standins={"/pause": SERVE}, size=320_000),
+    # a kind cluster's kube-system images (controllers/systempods.py)
+    "registry.k8s.io/etcd": Image(standins={"/usr/local/bin/etcd": SERVE}, size=57_000_000, **_COMPONENT),
+    **{
+        f"registry.k8s.io/{c}": Image(standins={f"/usr/local/bin/{c}": SERVE}, size=30_000_000, **_COMPONENT)
+        for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+    },
+    "registry.k8s.io/kube-proxy": Image(standins={"/usr/local/bin/kube-proxy": SERVE}, size=30_000_000),
+    "registry.k8s.io/coredns/coredns": Image(entrypoint=("/coredns",), shell=False, standins={"/coredns": SERVE}, size=18_600_000),
+    "kindest/kindnetd": Image(shell=False, standins={"/bin/kindnetd": SERVE}, size=39_000_000),
     # gcr.io/distroless/static:nonroot: no ENTRYPOINT, no CMD, no shell; user nonroot (65532).
     # kubesim's distroless images stand for an application built FROM it, its binary at /server.
     "gcr.io/distroless": Image(
@@ -107,30 +194,37 @@ CATALOGUE: dict[str, Image] = {
 }
 DEFAULT = Image(cmd=("serve",), standins={"serve": SERVE}, size=10_000_000)
 
-# What kubesim's registries hold (node/registry.py): repository -> its tags. Only these pull
-# (plus any image of a registry `Knobs.registries` lists); a test, doc, demo or benchmark that
-# names another image registers it here. A repository here but not in CATALOGUE behaves as DEFAULT.
-_BUSYBOX = ("1.36", "1.36.1", "1.37", "1.37.0", "latest", "stable", "musl", "glibc", "uclibc")
-PUBLISHED: dict[str, tuple[str, ...]] = {
-    "docker.io/library/busybox": _BUSYBOX,
-    "docker.io/library/debian": (
-        "bookworm", "bookworm-slim", "12", "12-slim", "12.10", "trixie", "trixie-slim", "13",
-        "stable", "stable-slim", "latest",
-    ),
-    "docker.io/library/nginx": (
-        "1.27", "1.27.5", "1.27-alpine", "1.28", "1.28.0", "1.29", "stable", "mainline", "alpine", "latest",
-    ),
-    "gcr.io/distroless/static": ("nonroot", "latest", "debug", "debug-nonroot"),
-    "gcr.io/distroless/static-debian12": ("nonroot", "latest", "debug", "debug-nonroot"),
-    "gcr.io/distroless/base-debian12": ("nonroot", "latest"),
-    "kubesim.local/configapp": ("1", "2", "latest"),
-    "ghcr.io/example/rollout-verify": ("0.1.0", "latest"),
-    "ghcr.io/acme/rollout-verify": ("1.0.0", "latest"),  # the release tool's tests pin it
-    # the tests' private application image, and the image of the crash-loop fault
-    "registry.local/app": ("1", "2", "latest"),
-    "registry.local:5000/web": ("1", "latest"),
-    "docker.io/example/crashloop": ("1", "latest"),
-}  # fmt: skip
+# What kubesim's registries hold (node/registry.py): these repositories, each with every tag asked
+# of it (a registry serves every tag it has; a tag holding one of Knobs.bad_image_markers, e.g.
+# `doesnotexist`, is the missing one). Any other repository fails to pull; a test, doc, demo or
+# benchmark that names another image registers it here. A repository here but not in CATALOGUE
+# behaves as DEFAULT.
+PUBLISHED: frozenset[str] = frozenset(
+    {
+        *(f"docker.io/library/{r}" for r in (
+            "busybox", "debian", "nginx", "python", "alpine", "ubuntu", "httpd", "redis", "postgres",
+            "mysql", "memcached", "node", "golang", "hello-world", "perl", "registry",
+        )),
+        "gcr.io/distroless/static",
+        "gcr.io/distroless/static-debian12",
+        "gcr.io/distroless/base-debian12",
+        "registry.k8s.io/pause",
+        "registry.k8s.io/etcd",
+        "registry.k8s.io/kube-apiserver",
+        "registry.k8s.io/kube-controller-manager",
+        "registry.k8s.io/kube-scheduler",
+        "registry.k8s.io/kube-proxy",
+        "registry.k8s.io/coredns/coredns",
+        "docker.io/kindest/kindnetd",
+        "kubesim.local/configapp",
+        "ghcr.io/example/rollout-verify",
+        "ghcr.io/acme/rollout-verify",  # the release tool's tests pin it
+        # the tests' private application image, and the image of the crash-loop fault
+        "registry.local/app",
+        "registry.local:5000/web",
+        "docker.io/example/crashloop",
+    }
+)  # fmt: skip
 # gcr.io/distroless/*:debug and :debug-nonroot: the same images plus busybox at /busybox (ENTRYPOINT
 # ["/busybox/sh"], /busybox on PATH), root or nonroot (65532); the host's userland stands in
 _DEBUG_ENV = (("PATH", DEFAULT_PATH + ":/busybox"), ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"))

@@ -40,6 +40,7 @@ from .hooks import run_handler
 from .identity import read_only_root, run_as
 from .images import NoCommand, home, lookup, process_args
 from .kubeproxy import close_relay, open_relay
+from .lease import renew_forever
 from .memory import memory_limit, watch_memory
 from .objectcache import ObjectCache
 from .probes import probe_container
@@ -74,6 +75,7 @@ class Kubelet:
         self.ipam = Ipam(pod_cidr(index))
         self.by_ip: dict[str, PodRuntime] = {}
         self._sync_task: asyncio.Task[None] | None = None
+        self._lease_task: asyncio.Task[None] | None = None
         self.recorder = Recorder(cluster.store, "kubelet", node)
         self.puller = ImagePuller(cluster.knobs.node_images)
         self.csi = SecretsStore(self)  # the Secrets Store CSI Driver's node plugin
@@ -82,10 +84,13 @@ class Kubelet:
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
         self._sync_task = asyncio.get_running_loop().create_task(self._sync_loop())
+        self._lease_task = asyncio.get_running_loop().create_task(renew_forever(self.cluster, self.node))
 
     async def shutdown(self) -> None:
         if self._sync_task:
             self._sync_task.cancel()
+        if self._lease_task:
+            self._lease_task.cancel()
         self.csi.stop()
         await asyncio.gather(
             *(self._kill(rt, grace=0) for rt in list(self.pods.values())), return_exceptions=True

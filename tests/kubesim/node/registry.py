@@ -2,15 +2,16 @@
 when a pull fails.
 
 Nobody can know offline which images exist, so kubesim's registries hold exactly the
-repositories and tags of `images.PUBLISHED` (the images its tests, docs, demo and benchmarks
-name). A pull of anything else fails as containerd 1.7 fails it on a real node:
+repositories of `images.PUBLISHED` (the images its tests, docs, demo and benchmarks name), each
+with every syntactically valid tag (as a registry serves every tag it was pushed). A pull of
+anything else fails as containerd 1.7 fails it on a real node:
 - a registry host nobody runs here: the DNS lookup fails (`dial tcp: lookup HOST ...: no such
   host`), unless `Knobs.registries` lists the host as reachable, in which case it holds every
   repository and tag asked of it (a test's private registry);
 - Docker Hub without the repository: `pull access denied, repository does not exist or may
   require authorization`;
-- a known repository without the tag (a typo): `REF: not found`.
-Names holding one of `Knobs.bad_image_markers` are missing wherever they are (a fault).
+- a tag meant to be missing (holding one of `Knobs.bad_image_markers`, e.g. `doesnotexist`),
+  wherever it is: `REF: not found`.
 
 References are normalised as docker's distribution/reference (normalize.go
 ParseNormalizedNamed) does: `busybox` is `docker.io/library/busybox:latest`.
@@ -95,7 +96,7 @@ def invalid_name_message(image: str, err: InvalidReference) -> str:
 def pull_error(
     ref: Reference,
     *,
-    published: dict[str, tuple[str, ...]],
+    published: frozenset[str],
     reachable: tuple[str, ...],
     missing_markers: tuple[str, ...],
     image: str,
@@ -109,11 +110,8 @@ def pull_error(
         return not_found
     if ref.domain in reachable:
         return None
-    tags = published.get(ref.repository)
-    if tags is not None:
-        if ref.digest or ref.tag in tags:
-            return None
-        return not_found
+    if ref.repository in published:
+        return None
     if ref.domain == DOCKER_HUB:
         return (
             f"rpc error: code = Unknown desc = {head}pull access denied, repository does not exist or "

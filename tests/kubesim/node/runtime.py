@@ -148,6 +148,7 @@ async def start_process(
     cdir = rt.dir / "containers" / c["name"] / str(crt.restarts)
     for sub in ("upper", "work", "merged"):
         (cdir / sub).mkdir(parents=True, exist_ok=True)
+    _image_layer(img, cdir / "upper")
     merged = cdir / "merged"
     path = env.get("PATH", DEFAULT_PATH)
     run = standin(argv, img, path)
@@ -237,6 +238,22 @@ async def start_process(
         crt.pid = None
         raise StartError(start_error(problem))
     crt.started_at = now_rfc3339()
+
+
+def _image_layer(img: Image, upper: Path) -> None:
+    """The image's own files, under the container's writes (its upper layer) before its root is
+    mounted: they shadow the host's, as the image's layer would (an overlay cannot stack a lower
+    directory inside `/`, which is itself a lower)."""
+    for path, content in img.files.items():
+        target = upper / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+        target.chmod(0o644)
+    for path, points_to in img.links.items():
+        link = upper / path.lstrip("/")
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(points_to)
 
 
 def close_stdin(crt: ContainerRuntime) -> None:

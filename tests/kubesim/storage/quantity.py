@@ -61,3 +61,32 @@ def milli(value: object) -> int:
 def whole(value: object) -> int:
     """Value(): rounded up, as the scheduler counts memory, storage and the rest."""
     return math.ceil(parse(value))
+
+
+_DECIMAL = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9))
+_BINARY = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
+
+
+def binary(text: object) -> bool:
+    """Whether a quantity is written in the BinarySI format (`128Mi`), which sums keep."""
+    return isinstance(text, str) and text.strip()[-2:] in {s for s, _ in _BINARY}
+
+
+def canonical(value: Fraction, *, binary_si: bool = False) -> str:
+    """Quantity.String(): the largest suffix that keeps the number whole (`1500m`, `2k`,
+    `128Mi`); BinarySI only for whole multiples of 1024, else DecimalSI (quantity.go
+    CanonicalizeBytes). Values below a nano are rounded up to it, as the apiserver does."""
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    if binary_si and value.denominator == 1 and value >= 1024:
+        for suffix, shift in _BINARY:
+            if value.numerator % (1 << shift) == 0:
+                return f"{sign}{value.numerator >> shift}{suffix}"
+    nanos = math.ceil(value * 10**9)
+    for suffix, exp in _DECIMAL:
+        scale = 10 ** (exp + 9)
+        if nanos % scale == 0:
+            return f"{sign}{nanos // scale}{suffix}"
+    return f"{sign}{nanos}n"

@@ -35,6 +35,10 @@ _GENERATION_KINDS = {
     "DaemonSet",
     "Job",
     "CustomResourceDefinition",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+    "PodDisruptionBudget",
+    "ReplicationController",
 }
 # The v1 face of DaemonSet's internal spec.templateGeneration (apps/v1 conversion).
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
@@ -140,6 +144,8 @@ class Store:
         key = self._key(res, namespace, name)
         if key in self.objects:
             raise ApiError.already_exists(res, name)
+        if res.namespaced:  # admission plugins read it (quota, limit ranges)
+            meta["namespace"] = namespace
         self.admit(res, obj, None)
         if res.namespaced:
             if (
