@@ -10,9 +10,8 @@ import gc
 import os
 import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +25,7 @@ from verify.errors import ConfigError, KubeConfigError, internal_error
 from verify.exitcodes import ExitCode
 from verify.flow.progress import Progress
 from verify.kube import kubeconfig, loading
-from verify.kube.cancel import Cancel
+from verify.kube.cancel import Cancel, until_done_or_cancelled
 from verify.kube.names import SERVICE_ACCOUNT_TOKEN
 from verify.platforms import colour, container, github
 from verify.platforms.delivery import deliver, deliver_documents
@@ -78,8 +77,11 @@ def _server_version(connection: Any, *, left: float) -> str | None:
     the report only, so one short try, no retries, and none past the run's --timeout (`left`)."""
     if left < 0.1:
         return None
+    from verify.kube.transport import bounded
+
     try:
-        answer = connection.http.get("/version", timeout=min(2.0, left))
+        with bounded(time.monotonic() + min(2.0, left)):
+            answer = connection.http.get("/version", timeout=min(2.0, left))
         version = answer.json().get("gitVersion") if answer.status_code == 200 else None
     except Exception:
         return None
@@ -122,7 +124,12 @@ def _verify(
         return _config_failure(message)
     try:
         result = execute(job=job, connection=connection, logs=logs, cancel=cancel, progress=progress)
-        if (settings.report_json or settings.output_dir) and not cancel.cancelled:
+        if (
+            (settings.report_json or settings.output_dir)
+            and not cancel.cancelled
+            and result.exit_code != ExitCode.UNREADABLE
+        ):
+            # not asked of a server that was unreachable or not the API (exit 3); the time left is
             # counted from the run's start: earlier than the run's deadline began, so never past it
             left = settings.timeout - (time.monotonic() - started)
             about["server_version"] = _server_version(connection, left=left)
@@ -131,27 +138,12 @@ def _verify(
         connection.close()
 
 
-def _until_done_or_cancelled(fn: Callable[[], RunResult], *, cancel: Cancel) -> RunResult | None:
-    """`fn()` on a daemon thread: its result, or None when a signal came and the workloads did not
-    stop within GRACE_AFTER_SIGNAL (their threads are left behind; the process exits without them)."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as e:  # raised again in the main thread (or dropped after a signal)
-            box["error"] = e
-
-    thread = threading.Thread(target=target, name="rollout-verify run", daemon=True)
-    thread.start()
-    while thread.is_alive():
-        thread.join(0.05)
-        if cancel.cancelled and time.monotonic() - cancel.at > GRACE_AFTER_SIGNAL:
-            return None
-    if "error" in box and not cancel.cancelled:
-        raise box["error"]
-    result: RunResult | None = box.get("result")
-    return result
+def _stop_plugins() -> None:
+    """A credential plugin still running is killed with its process group (it has its own session,
+    so the CI job's signal never reached it)."""
+    plugins = sys.modules.get("verify.kube.plugins")  # only when one may have run
+    if plugins is not None:
+        plugins.stop_running()
 
 
 def _cancelled(*, cancel: Cancel, partial: RunResult | None, progress: Progress) -> RunResult:
@@ -323,7 +315,7 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
         progress = Progress()
         outcome = failed
         if outcome is None and not cancel.cancelled:
-            outcome = _until_done_or_cancelled(
+            outcome = until_done_or_cancelled(
                 lambda: _verify(
                     job=job,
                     kubeconfig_path=path,
@@ -335,6 +327,8 @@ def run(*, argv: Sequence[str], environ: Mapping[str, str], cancel: Cancel | Non
                     started=started,
                 ),
                 cancel=cancel,
+                grace=GRACE_AFTER_SIGNAL,
+                on_cancel=_stop_plugins,
             )
         if cancel.cancelled or outcome is None:
             outcome = _cancelled(cancel=cancel, partial=outcome, progress=progress)

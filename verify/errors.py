@@ -110,6 +110,11 @@ class Unreachable(Unanswered):
     """No connection (refused, no route, an untrusted certificate): exit 3."""
 
 
+class BadAnswer(Unanswered):
+    """An answer that is not the Kubernetes API's (an HTML login page, not JSON) or is larger than
+    rollout-verify reads: asking again would get the same, so it is said at once (exit 3)."""
+
+
 class Unavailable(Unanswered):
     """5xx or 429 until the retries gave up at the deadline."""
 

@@ -254,10 +254,11 @@ def run_verify(
     timeout: float = 120,
     signal_when: Callable[[], bool] | None = None,
     signum: int = signal.SIGTERM,
+    launcher: tuple[str, ...] = (),
 ) -> Outcome:
     """Run `python -m verify` as a user would, with every report it can write. With `signal_when`,
     `signum` is sent as soon as it returns true (a cancelled CI job), and the time from the signal
-    to the exit is measured."""
+    to the exit is measured. `launcher` goes before the command (bench/peak.py: its peak RSS)."""
     tag = os.urandom(4).hex()
     report = tmp_path / f"report-{tag}.json"
     junit = tmp_path / f"junit-{tag}.xml"
@@ -277,7 +278,7 @@ def run_verify(
             reports += [flag, str(wanted[flag])]
     report, junit, summary, outdir = wanted.values()
     popen = subprocess.Popen(
-        [sys.executable, "-m", "verify", *args, *reports],
+        [*launcher, sys.executable, "-m", "verify", *args, *reports],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

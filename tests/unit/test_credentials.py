@@ -107,28 +107,28 @@ def test_materialized_file_is_removed_when_the_run_raises() -> None:
 
 
 class _AskCounter:
-    """Stands in for the client Configuration's token lookup (its refresh hook runs per ask)."""
+    """Stands in for a credential's source (a token file re-read, a plugin asked): counts the asks."""
 
     def __init__(self) -> None:
         self.asks = 0
 
-    def get_api_key_with_prefix(self, identifier: str, alias: str | None = None) -> str:
+    def __call__(self) -> str:
         self.asks += 1
         return f"Bearer t{self.asks}"
 
 
-def test_bearer_token_is_asked_for_at_most_once_per_ttl() -> None:
-    from verify.kube.credentials import BearerToken
+def test_a_credential_is_asked_for_at_most_once_per_ttl() -> None:
+    from verify.kube.credentials import Credentials
 
-    cfg = _AskCounter()
-    token = BearerToken(cfg, ttl=60.0)
-    assert [token.get() for _ in range(200)] == ["Bearer t1"] * 200
-    assert cfg.asks == 1
+    source = _AskCounter()
+    token = Credentials(origin="a test token", fix="", read=source, ttl=60.0)
+    assert [token.authorization() for _ in range(200)] == ["Bearer t1"] * 200
+    assert source.asks == 1
 
 
-def test_bearer_token_is_asked_again_once_the_ttl_has_passed() -> None:
-    from verify.kube.credentials import BearerToken
+def test_a_credential_is_asked_again_once_the_ttl_has_passed() -> None:
+    from verify.kube.credentials import Credentials
 
-    cfg = _AskCounter()
-    token = BearerToken(cfg, ttl=0.0)
-    assert [token.get(), token.get()] == ["Bearer t1", "Bearer t2"]
+    source = _AskCounter()
+    token = Credentials(origin="a test token", fix="", read=source, ttl=0.0)
+    assert [token.authorization(), token.authorization()] == ["Bearer t1", "Bearer t2"]

@@ -1,5 +1,6 @@
-"""kube.endpoint reads a kubeconfig as the official client's loader does (judged here by that
-loader itself, kubernetes/config/kube_config.py `load_kube_config_from_dict`), without importing it."""
+"""kube.loading, kube.endpoint and kube.credentials read a kubeconfig as the official client's
+loader does (judged here by that loader itself, kubernetes/config/kube_config.py
+`load_kube_config_from_dict`), without importing it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
-from verify.kube import endpoint
+from verify.kube import credentials, endpoint, loading
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
@@ -42,15 +43,25 @@ def _read(path: str | None) -> str | None:
     return Path(path).read_text() if path else None
 
 
-def _same(ours: endpoint.Endpoint, theirs: Any) -> None:
-    assert ours.host == theirs.host
-    assert ours.verify_ssl == theirs.verify_ssl
-    assert ours.tls_server_name == theirs.tls_server_name
-    assert ours.get_api_key_with_prefix(
+class Ours:
+    """What the connection path reads from a merged kubeconfig: the endpoint and the credential."""
+
+    def __init__(self, doc: dict[str, Any], context: str | None = None) -> None:
+        selection = loading.select_context(doc, context=context)
+        self.endpoint = endpoint.resolve(selection, environ={})
+        self.credentials = credentials.resolve(selection, endpoint=self.endpoint, timeout=5, environ={})
+
+
+def _same(ours: Ours, theirs: Any) -> None:
+    assert ours.endpoint.host == theirs.host
+    assert ours.endpoint.verify_ssl == theirs.verify_ssl
+    assert ours.endpoint.tls_server_name == theirs.tls_server_name
+    assert ours.credentials.authorization() == theirs.get_api_key_with_prefix(
         "BearerToken", alias="authorization"
-    ) == theirs.get_api_key_with_prefix("BearerToken", alias="authorization")
-    for attr in ("ssl_ca_cert", "cert_file", "key_file"):
-        assert _read(getattr(ours, attr)) == _read(getattr(theirs, attr)), attr
+    )
+    assert _read(ours.endpoint.ssl_ca_cert) == _read(theirs.ssl_ca_cert)
+    assert _read(ours.credentials.cert_file) == _read(theirs.cert_file)
+    assert _read(ours.credentials.key_file) == _read(theirs.key_file)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +93,7 @@ def _same(ours: endpoint.Endpoint, theirs: Any) -> None:
 )
 def test_endpoint_reads_what_the_official_loader_reads(cluster: dict[str, Any], user: dict[str, Any]) -> None:
     doc = _kubeconfig(cluster, user)
-    _same(endpoint.from_kubeconfig(doc, context=None), _official(doc))
+    _same(Ours(doc), _official(doc))
 
 
 def test_file_references_and_token_file_are_read_as_the_official_loader_reads_them(tmp_path: Path) -> None:
@@ -93,17 +104,17 @@ def test_file_references_and_token_file_are_read_as_the_official_loader_reads_th
     user = {"tokenFile": str(tmp_path / "tok"), "client-certificate": str(tmp_path / "c.crt")}
     user["client-key"] = str(tmp_path / "c.key")
     doc = _kubeconfig({"server": "https://k", "certificate-authority": str(tmp_path / "ca.crt")}, user)
-    ours = endpoint.from_kubeconfig(doc, context=None)
+    ours = Ours(doc)
     _same(ours, _official(doc))
-    assert ours.ssl_ca_cert == str(tmp_path / "ca.crt")  # the file itself, not a copy
+    assert ours.endpoint.ssl_ca_cert == str(tmp_path / "ca.crt")  # the file itself, not a copy
 
 
 def test_a_named_context_is_used_over_the_current_one() -> None:
     doc = _kubeconfig({"server": "https://k"}, {"token": "a"})
     doc["contexts"].append({"name": "y", "context": {"cluster": "other", "user": "nobody"}})
-    ours = endpoint.from_kubeconfig(doc, context="y")
+    ours = Ours(doc, context="y")
     _same(ours, _official(doc, context="y"))
-    assert ours.host == "https://o" and not ours.api_key
+    assert ours.endpoint.host == "https://o" and ours.credentials.authorization() is None
 
 
 @pytest.mark.parametrize(
@@ -130,6 +141,6 @@ def test_a_broken_kubeconfig_gets_the_official_loaders_words(broken: Any) -> Non
     broken(doc)
     with pytest.raises(ConfigException) as theirs:
         _official(doc)
-    with pytest.raises(endpoint.KubeconfigInvalid) as ours:
-        endpoint.from_kubeconfig(doc, context=None)
+    with pytest.raises(loading.KubeconfigInvalid) as ours:
+        Ours(doc)
     assert str(ours.value) == str(theirs.value)

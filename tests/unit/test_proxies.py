@@ -41,16 +41,3 @@ def test_the_environments_proxy_for_a_server(server: str, env: dict[str, str], w
 def test_a_proxy_url_gets_its_schemes_default_port() -> None:
     assert normalized("https://proxy.corp") == "https://proxy.corp:443"
     assert normalized("http://user:pw@proxy.corp:8080") == "http://user:pw@proxy.corp:8080"
-
-
-def test_a_direct_server_is_named_in_the_process_no_proxy_only_when_a_proxy_is_set() -> None:
-    from verify.kube.proxies import keep_exec_direct
-
-    env = {"https_proxy": P, "NO_PROXY": "example.com"}
-    keep_exec_direct("vm", process_env=env)
-    assert env["no_proxy"] == env["NO_PROXY"] == "example.com,vm"
-    keep_exec_direct("vm", process_env=env)
-    assert env["no_proxy"] == "example.com,vm"
-    quiet: dict[str, str] = {}
-    keep_exec_direct("vm", process_env=quiet)
-    assert quiet == {}

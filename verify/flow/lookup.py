@@ -86,9 +86,9 @@ class Lookup:
         """The namespace's SecretProviderClassPodStatus objects (which pod mounted which class
         and object versions); None when they cannot be read (said once)."""
         try:
-            items: list[dict[str, Any]] = self.api.get(
+            items = self.api.list(
                 f"/apis/{GROUP_VERSION}/namespaces/{self.namespace}/secretproviderclasspodstatuses"
-            )["items"]
+            )
         except errors.NotFound:
             return []
         except errors.Forbidden:
@@ -129,10 +129,10 @@ class Lookup:
             name, number = selection.replicaset, selection.revision
         else:
             name, number = selection.revision, ""
-            revisions = self.api.get(
+            revisions = self.api.list(
                 f"/apis/apps/v1/namespaces/{self.namespace}/controllerrevisions",
                 labelSelector=objects.selector(workload),
-            )["items"]
+            )
             found = [
                 r for r in revisions if objects.name(r) == name and objects.owned_by(r, objects.uid(workload))
             ]
@@ -146,19 +146,16 @@ class Lookup:
         return self.pods(selector=selector) if selector else []
 
     def pods(self, *, selector: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.api.get(
-            f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector
-        )["items"]
-        return items
+        return self.api.list(f"/api/v1/namespaces/{self.namespace}/pods", labelSelector=selector)
 
     def _last_events(self, reason: str) -> dict[tuple[str, str], str]:
         """(pod, container or "") -> the message of the last event of `reason` on it; {} when
         events cannot be read (what they say is a courtesy: never the reason a run fails)."""
         try:
-            found = self.api.get(
+            found = self.api.list(
                 f"/api/v1/namespaces/{self.namespace}/events",
                 fieldSelector=f"involvedObject.kind=Pod,reason={reason}",
-            )["items"]
+            )
         except errors.VerifyError:
             return {}
         latest: dict[tuple[str, str], tuple[str, str]] = {}
@@ -203,13 +200,11 @@ class Lookup:
                 statefulset=workload, pods=self._listed(sel), containers=containers
             )
         if kind == "daemonset":
-            revisions = self.api.get(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)[
-                "items"
-            ]
+            revisions = self.api.list(f"/apis/apps/v1/namespaces/{ns}/controllerrevisions", labelSelector=sel)
             return select_daemonset_pods(
                 daemonset=workload, revisions=revisions, pods=self._listed(sel), containers=containers
             )
-        rss = self.api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)["items"]
+        rss = self.api.list(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=sel)
         if kind == "rollout":
             return select_rollout_pods(
                 rollout=workload,
@@ -232,10 +227,10 @@ class Lookup:
         failures), a StatefulSet's or DaemonSet's (FailedCreate); None when they cannot be read
         (no `list events`: said once)."""
         try:
-            found: list[dict[str, Any]] = self.api.get(
+            found: list[dict[str, Any]] = self.api.list(
                 f"/api/v1/namespaces/{self.namespace}/events",
                 fieldSelector=f"involvedObject.kind={kind},involvedObject.name={name}",
-            )["items"]
+            )
         except errors.Forbidden:
             self.note(
                 "cannot list events (no permission: `list events`): a pull that keeps failing is "

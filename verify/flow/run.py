@@ -58,7 +58,7 @@ def select_workloads(*, api: Api, namespace: str, selector: str) -> tuple[list[W
     searched: list[Kind] = []
     for kind in KINDS:
         try:
-            items = api.get(api_path(kind=kind, namespace=namespace), labelSelector=selector)["items"]
+            items = api.list(api_path(kind=kind, namespace=namespace), labelSelector=selector)
         except errors.NotFound:
             if kind != "rollout":
                 raise
@@ -179,6 +179,7 @@ def _context(
     from verify.flow.probe.exec_probe import Inspector
     from verify.flow.probe.http_probe import Prober
     from verify.flow.state import RunContext
+    from verify.kube.exec import Exec
 
     # --concurrency is one budget: execs and HTTP checks (which run side by side) draw from it
     slots = threading.BoundedSemaphore(settings.concurrency)
@@ -186,12 +187,11 @@ def _context(
         settings=settings,
         api=api,
         inspector=Inspector(
-            configuration=connection.configuration,
+            transport=Exec(transport=connection.transport, credentials=connection.credentials),
             exec_timeout=settings.exec_timeout,
             concurrency=settings.concurrency,
             deadline=deadline,
             api=api,
-            token=connection.token,
             slots=slots,
             debug_image=settings.debug_image,
             dry_run=settings.dry_run,

@@ -16,6 +16,8 @@ from verify.kube.api import Api
 from verify.redact import one_line
 
 REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+# what no later request could answer differently: said at once, not taken for a review API refused
+_SAID_AT_ONCE = (errors.Cancelled, errors.Unauthorized, errors.Unreachable, errors.BadAnswer)
 WHO = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 _PARALLEL = 8
 
@@ -89,7 +91,7 @@ def denied(api: Api, *, namespace: str, rules: Sequence[Rule]) -> list[Rule] | N
             namespace=namespace,
             rules=[r for r in wanted if covered(r) and not answers[replace(r, name="")]],
         )
-    except errors.Cancelled:
+    except _SAID_AT_ONCE:
         raise
     except errors.VerifyError:
         return None
@@ -110,7 +112,7 @@ def whoami(api: Api) -> str:
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
     try:
         answer = api.post(WHO, body)
-    except errors.Cancelled:
+    except _SAID_AT_ONCE:
         raise
     except errors.VerifyError:
         return ""

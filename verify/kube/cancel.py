@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Cancel:
@@ -36,3 +40,35 @@ class Cancel:
                 return False
             self.writes += 1
             return True
+
+
+def until_done_or_cancelled(
+    fn: Callable[[], T], *, cancel: Cancel, grace: float, on_cancel: Callable[[], None]
+) -> T | None:
+    """`fn()` on a daemon thread while the calling (main) thread only waits: its result, or None
+    when a signal came and `fn` did not end within `grace` seconds (its thread is left behind; the
+    process exits without it). The run's work (reads, parsing, plugins) is all on that thread, so
+    a signal's handler runs here between two short waits, whatever the work is doing; `on_cancel`
+    runs once, here, as soon as the signal is seen."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # raised again in the main thread (or dropped after a signal)
+            box["error"] = e
+
+    thread = threading.Thread(target=target, name="rollout-verify run", daemon=True)
+    thread.start()
+    told = False
+    while thread.is_alive():
+        thread.join(0.05)
+        if cancel.cancelled and not told:
+            told = True
+            on_cancel()
+        if cancel.cancelled and time.monotonic() - cancel.at > grace:
+            return None
+    if "error" in box and not cancel.cancelled:
+        raise box["error"]
+    result: T | None = box.get("result")
+    return result

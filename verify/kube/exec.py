@@ -11,18 +11,19 @@ import contextlib
 import functools
 import json
 import re
-import ssl
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from verify.findings import Uninspectable
-from verify.kube import retry, tls
+from verify.kube import retry
 from verify.kube.api import UNTRUSTED_MARKER, tls_reason
-from verify.kube.credentials import BearerToken
+from verify.kube.credentials import Credentials
 from verify.kube.daemons import Daemons
 from verify.kube.retry import Deadline
-from verify.kube.stream import ERROR, STDERR, STDOUT, ExecStream, HandshakeFailed
+from verify.kube.stream import ERROR, STDERR, STDOUT, ExecStream, HandshakeFailed, Unanswered
+from verify.kube.transport import ProxyRefused, Transport, bounded
 from verify.redact import one_line
 
 _HANDSHAKE = re.compile(r"Handshake status (\d{3})")
@@ -260,6 +261,12 @@ class ExecResult:
     error: Uninspectable | None = None
 
 
+def _unanswered(limit: float) -> Uninspectable:
+    return Uninspectable(
+        "timeout", f"exec did not finish within {limit:g}s (timed out: the API server never answered)", False
+    )
+
+
 def _failed(reason: str, code: Any = "exec_failed") -> ExecResult:
     return ExecResult(error=Uninspectable(code, reason, permanent=False))
 
@@ -267,36 +274,20 @@ def _failed(reason: str, code: Any = "exec_failed") -> ExecResult:
 class Exec:
     """Runs one command in one container over a WebSocket exec (kube.stream)."""
 
-    def __init__(self, *, configuration: Any, token: BearerToken | None = None) -> None:
-        self.configuration = configuration
-        self.token = token or BearerToken(configuration)
-        # the exec WebSocket is opened without a timeout (websocket-client's upgrade has none):
-        # each exec is bounded by running it on `Daemons`, see `run`
+    def __init__(self, *, transport: Transport, credentials: Credentials) -> None:
+        self.transport = transport
+        self.credentials = credentials
+        # each exec is bounded by running it on `Daemons` (see `run`), and each of its socket
+        # operations by its budget (kube.transport)
         self._daemons = Daemons()
 
     def _open(self, *, namespace: str, pod: str, container: str, argv: list[str], stdin: bool) -> ExecStream:
-        cfg = self.configuration
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
         return ExecStream(
-            endpoint=cfg,
-            context=self._tls(),
-            url=f"{cfg.host}{path}?{exec_query(tuple(argv), container, stdin=stdin)}",
-            authorization=self.token.get(),
+            connected=self.transport.open_socket,
+            url=f"{self.transport.host}{path}?{exec_query(tuple(argv), container, stdin=stdin)}",
+            authorization=self.credentials.authorization(),
         )
-
-    def _tls(self) -> ssl.SSLContext:
-        """The connection's TLS context, shared by every exec (one CA read for the run)."""
-        context = getattr(self.configuration, "ssl_context", None)
-        if context is None:
-            cfg = self.configuration
-            context = self.configuration.ssl_context = tls.client_context(
-                verify=bool(cfg.verify_ssl),
-                cafile=cfg.ssl_ca_cert or None,
-                cert_file=cfg.cert_file or None,
-                key_file=cfg.key_file or None,
-                server_name=cfg.tls_server_name or None,
-            )
-        return context
 
     def run(
         self,
@@ -311,10 +302,9 @@ class Exec:
         """Run `argv` within `limit` seconds, retries of a refused upgrade included; `stdin` is
         sent (UTF-8, binary frames on channel 0) once the stream is open.
 
-        The exec WebSocket is opened without a socket timeout (websocket-client's default one only
-        reaches create_connection): an API server that never answers the upgrade would block this
-        thread for good. The exec runs in a daemon thread and is given up at its budget; reads after
-        the upgrade get the budget as their socket timeout, so a stalled stream ends its thread too."""
+        Every socket operation of the exec, the upgrade's answer included, ends with the budget
+        (kube.transport), and the exec runs in a daemon thread that is given up a moment after it,
+        so that no call the transport does not see (a bug, a C call) can hold the run."""
         budget = Deadline(limit)
         try:
             result = self._daemons.run(
@@ -333,11 +323,14 @@ class Exec:
             return _failed(f"exec failed: {type(e).__name__}")
         if result is not None:
             return result
-        return _failed(
-            f"exec did not finish within {limit:g}s (timed out: the API server never answered)", "timeout"
-        )
+        return ExecResult(error=_unanswered(limit))
 
-    def _within(
+    def _within(self, budget: Deadline, **kw: Any) -> ExecResult:
+        """One exec, every socket operation of it ending with `budget`."""
+        with bounded(time.monotonic() + budget.remaining()):
+            return self._exec(budget, **kw)
+
+    def _exec(
         self,
         budget: Deadline,
         *,
@@ -348,17 +341,24 @@ class Exec:
         limit: float,
         stdin: str | None,
     ) -> ExecResult:
+        refused: list[_Refused] = []  # the last refusal: the verdict if the budget cuts the next try
+
         def open_once() -> ExecStream:
             try:
                 return self._open(
                     namespace=namespace, pod=pod, container=container, argv=argv, stdin=stdin is not None
                 )
+            except ProxyRefused as e:  # the proxy's answer: asking again or a restart cannot change it
+                raise _Final(Uninspectable("exec_failed", str(e), permanent=True)) from None
+            except Unanswered:  # never answered, or cut at the budget's end (kube.transport) asking again
+                raise _Final(refused[-1].error if refused else _unanswered(limit)) from None
             except HandshakeFailed as e:
                 text = str(e)
                 error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
                 again, hint = handshake_retry(text)
                 if again:
-                    raise _Refused(error, hint) from None
+                    refused[:] = [_Refused(error, hint)]
+                    raise refused[0] from None
                 raise _Final(error) from None
 
         try:

@@ -8,10 +8,16 @@
   `current-context` the first file to set it wins. Relative paths in an entry are resolved against
   the directory of the file that defined it (`ResolveLocalPaths`).
 - In-cluster (the mounted service account) only when none of those files yields a config.
+
+The first step of the connection path (kube.connection): `select` gives the context's cluster and
+user entries, read with the official Python client's words for a broken file
+(kubernetes/config/kube_config.py `KubeConfigLoader.set_active_context`, `ConfigNode`); kube.endpoint
+reads the cluster, kube.credentials the user, kube.transport connects.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,8 +27,9 @@ import yaml
 
 from verify.config.yamlsafe import YamlRefused, load_kubeconfig
 from verify.errors import KubeConfigError
+from verify.kube import tempfiles
 from verify.kube.names import SERVICE_ACCOUNT_NAMESPACE, SERVICE_ACCOUNT_TOKEN
-from verify.redact import shown_path
+from verify.redact import looks_like_content, one_line, shown_path
 
 # far beyond any real kubeconfig (a few KiB, a CA bundle adds hundreds): more is another file
 MAX_BYTES = 16 * 1024 * 1024
@@ -132,9 +139,15 @@ def merge(files: Sequence[str], *, named_by: str = "kubeconfig") -> dict[str, An
     """The files merged as client-go merges them. Raises KubeConfigError for a file over the YAML
     budget, and OSError or yaml.YAMLError for one that cannot be read or parsed (the caller names
     the kind of problem, never the content)."""
+    return _merged(files, named_by=named_by)[0]
+
+
+def _merged(files: Sequence[str], *, named_by: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """`merge`, and which file defined each user entry (said when the cluster refuses its credential)."""
     merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
     merged.update({"clusters": [], "users": [], "contexts": []})
     seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
+    user_files: dict[str, str] = {}
     for path in files:
         doc = _document(path, named_by=named_by) or {}
         if not isinstance(doc, Mapping):
@@ -148,33 +161,169 @@ def merge(files: Sequence[str], *, named_by: str = "kubeconfig") -> dict[str, An
                     continue  # the first file to define a name wins that entry
                 seen[key].add(entry["name"])
                 merged[key].append(_resolved(entry, kind, base) if kind else dict(entry))
+                if key == "users":
+                    user_files[entry["name"]] = path
         if not merged.get("current-context") and doc.get("current-context"):
             merged["current-context"] = doc["current-context"]
-    return merged
+    return merged, user_files
 
 
-def context_namespace(merged: Mapping[str, Any], context: str | None) -> str:
-    """The namespace of the context in use (`--context`, else current-context), else `default`."""
-    ctx = _named(merged, "contexts", context or str(merged.get("current-context") or ""))
-    ns = (ctx.get("context") or {}).get("namespace") if ctx is not None else None
-    return ns if isinstance(ns, str) and ns else "default"
+@dataclass(frozen=True)
+class Selection:
+    """The cluster and user entries of the context in use (or the pod's ServiceAccount), and where
+    they came from: what every later step of the connection path reads."""
+
+    cluster: Mapping[str, Any]  # the cluster entry's body ({} in-cluster)
+    user: Mapping[str, Any] | None  # the user entry's body (None: the context names none, or in-cluster)
+    user_name: str
+    user_file: str  # the kubeconfig file that defined the user entry
+    namespace: str
+    context: str  # the context's name ("" in-cluster)
+    in_cluster: bool = False
+    # for an https server: the CA and client certificate files (a `*-data` field decoded into a
+    # private temp file), as the official loader reads them
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
 
 
-def _named(merged: Mapping[str, Any], key: str, name: str) -> dict[str, Any] | None:
-    for entry in merged.get(key) or []:
-        if isinstance(entry, Mapping) and entry.get("name") == name:
-            return dict(entry)
+class KubeconfigInvalid(ValueError):
+    """What the official loader raises as ConfigException, with its words (kube.connection shows
+    them as a KubeConfigError)."""
+
+
+def select(*, explicit: str | None, context: str | None, environ: Mapping[str, str]) -> Selection:
+    """The kubeconfig chain merged and its context resolved, else the mounted service account, else
+    the KubeConfigError that says what to give. A context or cluster that is not there, or a
+    malformed entry, is KubeconfigInvalid with the official loader's words."""
+    files = chain(explicit=explicit, environ=environ)
+    if files.files:
+        merged, user_files = _merged(files.files, named_by=files.named_by)
+        return select_context(merged, context=context, user_files=user_files)
+    if explicit is None and context is None and in_cluster(environ):
+        return Selection(
+            cluster={},
+            user=None,
+            user_name="",
+            user_file="",
+            namespace=in_cluster_namespace(environ),
+            context="",
+            in_cluster=True,
+        )
+    path = files.wanted[0]
+    hint = (
+        "it holds content, not a path: give the content in VERIFY_KUBECONFIG_DATA"
+        if looks_like_content(path)
+        else "check the path you passed, or give the content in VERIFY_KUBECONFIG_DATA"
+        if explicit is not None  # it was passed: do not tell them to pass it
+        else "pass --kubeconfig (VERIFY_KUBECONFIG), set KUBECONFIG, or give the "
+        "content in VERIFY_KUBECONFIG_DATA"
+    )
+    what = (
+        f"file {shown_path(path)} does not exist"
+        if len(files.wanted) == 1
+        else f"none of its {len(files.wanted)} files exists"
+    )
+    if explicit is None and context is None and pod_without_token(environ):
+        hint += (
+            f"; or, in this pod, mount its ServiceAccount's token ({SERVICE_ACCOUNT_TOKEN} is "
+            "missing: automountServiceAccountToken is false on the pod or its ServiceAccount)"
+        )
+    raise KubeConfigError(f"{files.named_by}: {what}; {hint}")
+
+
+def select_context(
+    merged: Mapping[str, Any], *, context: str | None, user_files: Mapping[str, str] | None = None
+) -> Selection:
+    """The context's entries in a merged kubeconfig as `KubeConfigLoader` finds them
+    (`set_active_context`, then `_load_authentication`'s user and `_load_cluster_info`'s
+    cluster), with its words; `user_files` says which file defined each user."""
+    name = context if context is not None else node(merged, "current-context", "kube-config")
+    try:
+        ctx = _with_name(node(merged, "contexts", "kube-config"), name, "kube-config/contexts")
+    except KubeconfigInvalid as e:
+        if context is None or "Expected object with name" not in str(e):
+            raise
+        names = [str(c.get("name")) for c in merged.get("contexts") or [] if isinstance(c, Mapping)]
+        raise KubeconfigInvalid(
+            f"{e}; its contexts: {', '.join(one_line(n) for n in names[:20]) or 'none'}"
+        ) from None
+    body = node(ctx, "context", f"kube-config/contexts[name={name}]")
+    user: Mapping[str, Any] | None = None
+    user_name = ""
+    if body.get("user") and merged.get("users"):
+        entry = _with_name(merged["users"], body["user"], "kube-config/users", safe=True)
+        user = entry.get("user") if entry else None
+        if user is not None and not isinstance(user, Mapping):
+            user = None
+        user_name = str(body["user"])
+    where = f"kube-config/contexts[name={name}]/context"
+    cluster_name = node(body, "cluster", where)
+    cluster_entry = _with_name(node(merged, "clusters", "kube-config"), cluster_name, "kube-config/clusters")
+    cluster = node(cluster_entry, "cluster", f"kube-config/clusters[name={cluster_name}]")
+    if not isinstance(cluster, Mapping):
+        raise KubeconfigInvalid("Invalid kube-config file. Expected cluster to be a mapping")
+    namespace = body.get("namespace")
+    https = "server" in cluster and str(cluster["server"]).rstrip("/").startswith("https")
+    return Selection(
+        cluster=cluster,
+        user=user,
+        user_name=user_name,
+        user_file=(user_files or {}).get(user_name, ""),
+        namespace=namespace if isinstance(namespace, str) and namespace else "default",
+        context=str(name),
+        ca_file=_file_or_data(cluster, "certificate-authority") if https else None,
+        cert_file=_file_or_data(user, "client-certificate") if https else None,
+        key_file=_file_or_data(user, "client-key") if https else None,
+    )
+
+
+def node(value: Any, key: str, where: str) -> Any:
+    """`ConfigNode.__getitem__`: the key's value, or the loader's error when it is missing or null."""
+    v = value.get(key) if isinstance(value, Mapping) else None
+    if v is None:
+        raise KubeconfigInvalid(f"Invalid kube-config file. Expected key {key} in {where}")
+    return v
+
+
+def _with_name(items: Any, name: Any, where: str, *, safe: bool = False) -> Any:
+    """`ConfigNode.get_with_name`: the one entry of the list with that name."""
+    if not isinstance(items, list):
+        raise KubeconfigInvalid(f"Invalid kube-config file. Expected {where} to be a list")
+    found = None
+    for v in items:
+        if not isinstance(v, Mapping) or "name" not in v:
+            raise KubeconfigInvalid(
+                f"Invalid kube-config file. Expected all values in {where} list to have 'name' key"
+            )
+        if v["name"] == name:
+            if found is not None:
+                raise KubeconfigInvalid(
+                    f"Invalid kube-config file. Expected only one object with name {name} in {where} list"
+                )
+            found = v
+    if found is None and not safe:
+        raise KubeconfigInvalid(f"Invalid kube-config file. Expected object with name {name} in {where} list")
+    return found
+
+
+def _file_or_data(obj: Mapping[str, Any] | None, key: str) -> str | None:
+    """`FileOrData(obj, key).as_file()`: `KEY-data` decoded into a private temp file (removed at
+    exit, as the official loader's), else the `KEY` path (already absolute: resolved against its
+    file's directory when merged)."""
+    if not obj:
+        return None
+    data_key = f"{key}-data"
+    if data_key in obj:
+        if obj[data_key]:
+            data = obj[data_key]
+            return tempfiles.write(
+                base64.standard_b64decode(data.encode() if isinstance(data, str) else data)
+            )
+        return None
+    if key in obj:
+        path = os.path.normpath(str(obj[key]))
+        if not os.path.isfile(path):
+            raise KubeconfigInvalid(f"File does not exist: {path}")
+        return path
     return None
-
-
-def selected(merged: Mapping[str, Any], context: str | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(cluster, user) entries of the context in use, or None when it names what is not there."""
-    ctx = _named(merged, "contexts", context or str(merged.get("current-context") or ""))
-    if ctx is None:
-        return None
-    body = ctx.get("context") or {}
-    cluster = _named(merged, "clusters", str(body.get("cluster") or ""))
-    user = _named(merged, "users", str(body.get("user") or ""))
-    if cluster is None or user is None:
-        return None
-    return cluster, user

@@ -6,11 +6,9 @@ an https server (never `HTTP_PROXY`), skipped for localhost, loopback addresses 
 
 from __future__ import annotations
 
-import base64
 import ipaddress
-import os
-from collections.abc import Mapping, MutableMapping
-from urllib.parse import unquote, urlsplit
+from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "socks5": 1080}
 
@@ -26,17 +24,6 @@ def normalized(url: str) -> str:
         if port is not None:
             url = parts._replace(netloc=f"{parts.netloc}:{port}").geturl()
     return url
-
-
-def exec_headers(proxy: str | None) -> dict[str, str]:
-    """The official client's `proxy_headers` for its exec WebSocket: the proxy's Basic
-    credentials when its URL has them, else a marker that only makes the client apply
-    `no_proxy` instead of reading the environment again."""
-    parts = urlsplit(proxy) if proxy else None
-    if parts is None or parts.username is None:
-        return {"x-rollout-verify-proxy": "decided"}
-    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-    return {"proxy-authorization": "Basic " + base64.urlsafe_b64encode(pair.encode()).decode()}
 
 
 def from_environment(server: str, environ: Mapping[str, str]) -> str | None:
@@ -106,20 +93,3 @@ def _ip(text: str) -> IP | None:
         return ipaddress.ip_address(text)
     except ValueError:
         return None
-
-
-def keep_exec_direct(host: str, *, process_env: MutableMapping[str, str] | None = None) -> None:
-    """When the API server is reached without a proxy: name its host in the process's no_proxy.
-    websocket-client (the exec WebSocket, kube.stream) drops the `http_no_proxy` it is given unless a
-    proxy host is given too (websocket/_http.py proxy_info), then reads https_proxy and no_proxy
-    from the process's environment itself: without this, every exec to a loopback or NO_PROXY'd
-    server went to the environment's proxy. Only the API server's host is added, so the cloud
-    SDKs' own requests keep their proxy."""
-    env = os.environ if process_env is None else process_env
-    if not host or not (env.get("https_proxy") or env.get("HTTPS_PROXY")):
-        return
-    listed = env.get("no_proxy") or env.get("NO_PROXY") or ""
-    if host not in [h.strip() for h in listed.split(",")]:
-        listed = f"{listed},{host}" if listed else host
-    # both spellings: websocket-client reads no_proxy first, even when it is set but empty
-    env["no_proxy"] = env["NO_PROXY"] = listed

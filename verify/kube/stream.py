@@ -1,22 +1,22 @@
 """One exec's WebSocket: the Kubernetes channel protocol (v5.channel.k8s.io, else v4) over
-websocket-client, as the official client's `kubernetes.stream.ws_client` speaks it, opened with
-the run's one TLS context.
+websocket-client, as the official client's `kubernetes.stream.ws_client` speaks it, over a socket
+kube.transport opens (the run's one TLS context, the proxy's CONNECT, the exec's budget).
 
 Written here rather than imported: that module's package `__init__` imports every generated API
 and model class (~0.4 s of CPU), and its `create_websocket` builds a TLS context and reads the CA
 file again for every exec. What it sends is the same: the `Authorization` header, the two
-subprotocols, stdin as binary frames on channel 0, proxies through HTTP CONNECT with the proxy's
-Basic credentials (`websocket_proxycare`), the API server's host kept off any proxy otherwise.
+subprotocols, stdin as binary frames on channel 0.
 """
 
 from __future__ import annotations
 
-import base64
-import ssl
 import time
+from collections.abc import Callable
 from typing import Any
 
 import websocket
+
+from verify.kube.transport import ProxyRefused
 
 STDIN, STDOUT, STDERR, ERROR = 0, 1, 2, 3
 _V5 = "v5.channel.k8s.io"
@@ -26,7 +26,13 @@ _PROTOCOLS = f"sec-websocket-protocol: {_V5},v4.channel.k8s.io"
 
 class HandshakeFailed(Exception):
     """The exec was not opened: websocket-client's text (`Handshake status 403 Forbidden -+-+- ...`
-    for a refused upgrade; kube.exec classifies it), or a connection or TLS failure."""
+    for a refused upgrade; kube.exec classifies it), or a connection or TLS failure (a proxy that
+    refuses the tunnel is transport.ProxyRefused)."""
+
+
+class Unanswered(HandshakeFailed):
+    """The exec's budget ran out before the upgrade was answered (a server that never answers, or
+    trickles its answer)."""
 
 
 def websocket_url(url: str) -> str:
@@ -38,39 +44,24 @@ def websocket_url(url: str) -> str:
     return url
 
 
-def _proxy_options(endpoint: Any) -> dict[str, Any]:
-    """`ws_client.websocket_proxycare`: the proxy as host and port, its Basic credentials, and
-    `no_proxy` (kube.connection sets it so that the choice made there is the one applied)."""
-    options: dict[str, Any] = {}
-    if not (endpoint.proxy or endpoint.proxy_headers):
-        return options
-    if endpoint.no_proxy:
-        options["http_no_proxy"] = endpoint.no_proxy.split(",")
-    if endpoint.proxy:
-        from urllib.parse import urlparse
-
-        proxy = urlparse(endpoint.proxy)
-        options.update(http_proxy_host=proxy.hostname, http_proxy_port=proxy.port)
-    for key, value in (endpoint.proxy_headers or {}).items():
-        if key == "proxy-authorization" and value.startswith("Basic"):
-            user, _, password = base64.urlsafe_b64decode(value.split()[1]).decode().partition(":")
-            options["http_proxy_auth"] = (user, password)
-    return options
-
-
 class ExecStream:
     """An open exec: stdin written, the channels read until the server closes the stream."""
 
-    def __init__(
-        self, *, endpoint: Any, context: ssl.SSLContext, url: str, authorization: str | None
-    ) -> None:
-        """Open the stream (no timeout of its own: kube.exec bounds the whole exec)."""
+    def __init__(self, *, connected: Callable[[], Any], url: str, authorization: str | None) -> None:
+        """Open the stream over the socket `connected()` gives (kube.transport opens it, TLS and
+        proxy included, every operation bounded by the exec's budget)."""
         header = [_PROTOCOLS]
         if authorization:
             header.insert(0, f"authorization: {authorization}")
-        self.sock = websocket.WebSocket(sslopt={"context": context}, skip_utf8_validation=True)
+        self.sock = websocket.WebSocket(skip_utf8_validation=True)
         try:
-            self.sock.connect(websocket_url(url), header=header, **_proxy_options(endpoint))  # type: ignore[no-untyped-call]
+            sock = connected()
+            self.sock.connect(websocket_url(url), header=header, socket=sock)  # type: ignore[no-untyped-call]
+        except ProxyRefused:
+            raise
+        except (TimeoutError, websocket.WebSocketTimeoutException):
+            self.sock.shutdown()  # type: ignore[no-untyped-call]
+            raise Unanswered("the upgrade was not answered in time") from None
         except Exception as e:
             self.sock.shutdown()  # type: ignore[no-untyped-call]
             raise HandshakeFailed(str(e)) from None

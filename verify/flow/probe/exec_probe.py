@@ -6,13 +6,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from verify.findings import ContainerObservation, Expectations, PodObservation, PodTarget, Uninspectable
 from verify.flow.probe.debugger import Debugger
 from verify.flow.probe.protocol import RunKey, parse_probe, probe_argv, probe_input
 from verify.kube.api import Api
-from verify.kube.credentials import BearerToken
 from verify.kube.exec import Exec
 from verify.kube.pods import pod_gone
 from verify.kube.retry import Deadline
@@ -29,19 +27,18 @@ class Inspector:
     def __init__(
         self,
         *,
-        configuration: Any,
+        transport: Exec,
         exec_timeout: float,
         concurrency: int,
         run_key: RunKey | None = None,
         deadline: Deadline | None = None,
         api: Api | None = None,
-        token: BearerToken | None = None,
         slots: threading.BoundedSemaphore | None = None,
         debug_image: str | None = None,
         dry_run: bool = False,
     ) -> None:
         self.run_key = run_key or RunKey()
-        self.transport = Exec(configuration=configuration, token=token)
+        self.transport = transport
         self.deadline = deadline
         # to tell "the pod was deleted under us" from other exec failures (optional)
         self.api = api

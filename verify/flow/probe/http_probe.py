@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from urllib.parse import quote
 import httpx
 
 from verify.findings import HttpObservation, PodTarget, Uninspectable
-from verify.kube import retry
+from verify.kube import retry, transport
 from verify.kube.api import Api, status_message
 from verify.kube.connection import Connection
 from verify.kube.pods import pod_gone
@@ -105,13 +106,13 @@ class Prober:
         self._slots = slots or threading.BoundedSemaphore(concurrency)
 
     def _once(self, path: str, budget: retry.Deadline) -> Answer:
+        seconds = max(0.1, min(self.timeout, budget.remaining()))
         try:
-            with self.connection.http.stream(
-                "GET",
-                path,
-                timeout=max(0.1, min(self.timeout, budget.remaining())),
-                headers={"Accept": "*/*"},
-            ) as resp:
+            # every byte within the check's budget, however the pod (or a proxy) trickles it
+            with (
+                transport.bounded(time.monotonic() + seconds),
+                self.connection.http.stream("GET", path, timeout=seconds, headers={"Accept": "*/*"}) as resp,
+            ):
                 # a streaming or trickling endpoint must not outlast the check's budget
                 body = bytearray()
                 for chunk in resp.iter_bytes():

@@ -7,21 +7,21 @@ AADSTS code and its first sentence, the secret itself replaced if it were ever e
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import ssl
-import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from verify.kube.plugins import shown
+from verify.kube.transport import get, within
 from verify.redact import one_line, shown_path, without_userinfo
 
 if TYPE_CHECKING:
     from verify.kube.cloud.aks import Request
 
-T = TypeVar("T")
 Minted = tuple[str, int, str]  # (token, expires_on as epoch seconds, what it was minted from)
 
 DEFAULT_SCOPE = "/.default"
@@ -122,27 +122,29 @@ def managed_identity(req: Request, *, environ: Mapping[str, str], timeout: float
 
 
 def github_token(environ: Mapping[str, str], *, timeout: float) -> str:
-    """GitHub Actions' OIDC token for Entra's audience, as githubactionscredential.go asks it."""
+    """GitHub Actions' OIDC token for Entra's audience, as githubactionscredential.go asks it
+    (through kube.transport: within the plugin call's time, however the answer trickles)."""
     import httpx
 
     try:
         url = httpx.URL(environ[ACTIONS_URL]).copy_set_param("audience", EXCHANGE_AUDIENCE)
-        answer = httpx.get(
-            url,
+        status, body = get(
+            str(url),
             headers={
                 "Authorization": f"bearer {environ[ACTIONS_TOKEN]}",
                 "Accept": "application/json; api-version=2.0",
                 "Content-Type": "application/json",
             },
-            timeout=min(timeout, PER_REQUEST),
+            seconds=min(timeout, PER_REQUEST),
             verify=_tls(environ),
+            environ=environ,
         )
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as e:
         raise Unmintable(f"GitHub Actions' OIDC token could not be requested ({type(e).__name__})") from None
-    if answer.status_code != 200:
-        raise Unmintable(f"GitHub Actions' OIDC token request answered HTTP {answer.status_code}")
+    if status != 200:
+        raise Unmintable(f"GitHub Actions' OIDC token request answered HTTP {status}")
     try:
-        value = answer.json().get("value")
+        value = json.loads(body).get("value")
     except (ValueError, AttributeError):
         value = None
     if not isinstance(value, str) or not value:
@@ -199,7 +201,7 @@ def _token(credential: Any, req: Request, *, host: str, timeout: float, source: 
     hide = [v for v in (req.client_secret,) if v]
     entra = f"Entra ID ({named(without_userinfo(host))})"
     try:
-        token = within(timeout, get)
+        token = within(timeout, get, name="entra-token")
     except Unmintable:
         raise
     except TimeoutError:
@@ -227,28 +229,6 @@ def _token(credential: Any, req: Request, *, host: str, timeout: float, source: 
     except Exception as e:  # anything else the libraries raise: its kind only, never its text
         raise Unmintable(f"{entra} failed ({type(e).__name__})") from None
     return str(token.token), int(token.expires_on), source
-
-
-def within(seconds: float, call: Callable[[], T]) -> T:
-    """`call()` in a daemon thread, TimeoutError after `seconds` (a hung authority never holds the
-    run past its plugin call's time; the thread is left to die with the process)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = call()
-        except BaseException as e:  # handed to the caller
-            box["error"] = e
-
-    thread = threading.Thread(target=run, name="entra-token", daemon=True)
-    thread.start()
-    thread.join(max(0.1, seconds))
-    if thread.is_alive():
-        raise TimeoutError
-    if "error" in box:
-        raise box["error"]
-    value: T = box["value"]
-    return value
 
 
 def named(text: str) -> str:
