@@ -38,7 +38,7 @@ def test_the_changelog_has_an_entry_for_the_version_being_built() -> None:
 
 def test_contributing_and_security_say_what_a_reader_comes_for() -> None:
     contributing = (REPO / "CONTRIBUTING.md").read_text()
-    for said in ("make venv", "make lint", "make test", "kubesim", "python -m verify.docs"):
+    for said in ("make venv", "make lint", "make test", "kubesim", "python -m verify.docs", "mkdocs"):
         assert said in contributing, said
     security = (REPO / "SECURITY.md").read_text()
     assert "Report a vulnerability" in security and "never" in security

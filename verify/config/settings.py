@@ -210,7 +210,7 @@ class Settings(BaseSettings):
     config: str | None = Field(
         None,
         description="YAML file listing targets with their own containers/expect-env/expect-file/"
-        "expect-http/from-spec/restart (see README).",
+        "expect-http/from-spec/restart (the docs' Expectations page).",
     )
     containers: Annotated[list[str], NoDecode] = Field(default_factory=list, description=_CONTAINERS_HELP)
     expect_env: Annotated[list[str], NoDecode] = Field(default_factory=list, description=_EXPECT_ENV_HELP)
