@@ -1,7 +1,7 @@
 """`python -m verify.docs`: regenerate the docs' reference page (docs/reference.md), README's
-settings and exit-code tables and action.yml's exit-code text from their one source: the settings
-contract (the settings model, its flags and pipeline inputs), `ExitCode`, and the pipeline files'
-own inputs and outputs.
+exit-code table and action.yml's exit-code text from their one source: the settings contract (the
+settings model, its flags and pipeline inputs), `ExitCode`, and the pipeline files' own inputs and
+outputs.
 
 One table (flag, env var, pipeline input, default, description) keeps the CLI, the Action, the
 Argo template and the GitLab component documented from the same source; `--check` fails when a
@@ -24,33 +24,14 @@ from verify.config.naming import ENV_PREFIX, PROG, pipeline_input
 from verify.config.settings import FIELDS
 from verify.exitcodes import action_text, readme_table
 
-START, END = "<!-- inputs:start -->", "<!-- inputs:end -->"
 EXIT_START, EXIT_END = "<!-- exitcodes:start -->", "<!-- exitcodes:end -->"
 # action.yml: `description: The step's exit code (0 passed, 1 failed, ...).`
 _ACTION_EXIT = re.compile(r"(description: The step's exit code )\([^)\n]*\)")
 
 
-def _code(text: str) -> str:
-    return f"`{text}`" if text else "—"
-
-
 def _default(field: str) -> str:
     shown = shown_default(field)
     return f"`{shown}`" if shown else ("`false`" if FIELDS[field].default is False else "—")
-
-
-def inputs_table() -> str:
-    """The Markdown table, one row per setting, in the settings model's order."""
-    rows = [
-        "| setting | env var | CLI flag | pipeline input | default | description |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, env, flag, desc in settings_fields():
-        default = _default(name)
-        cells = [_code(name), _code(env), _code(flag), _code(pipeline_input(name)), default]
-        cells.append(desc.replace("|", "\\|"))
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
 
 
 def _between(text: str, start: str, end: str, body: str) -> str:
@@ -62,8 +43,9 @@ def _between(text: str, start: str, end: str, body: str) -> str:
 
 
 def render(*, readme: str) -> str:
-    """`readme` with the text between each pair of markers replaced by the current table."""
-    return _between(_between(readme, START, END, inputs_table()), EXIT_START, EXIT_END, readme_table())
+    """`readme` with its exit-code table (between the markers) made from ExitCode; every setting is
+    in the reference page."""
+    return _between(readme, EXIT_START, EXIT_END, readme_table())
 
 
 def render_action(*, action: str) -> str:

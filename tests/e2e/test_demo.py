@@ -1,4 +1,5 @@
-"""`make demo` is the README's first command: it must run and end as documented."""
+"""`make demo` is the README's first command: it must run and end as the README and the docs'
+getting-started page say."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ def test_demo_reproduces_the_seed_with_the_csi_stack_restarts_once_and_passes() 
     assert text.count("GET /health -> ok") == 3
     assert "demo-only-value" not in text
     assert "\x1b" not in text  # captured, not a terminal: no colour from the demo or rollout-verify
+    # the end the README and the getting-started page show
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "ends with `PASSED deployment web: 2 pods verified after 1 restart` and exit code 0" in readme
+    page = (REPO / "docs" / "getting-started.md").read_text()
+    for line in page.split("It ends with:\n\n```\n", 1)[1].split("```", 1)[0].strip().splitlines():
+        assert line in text, line

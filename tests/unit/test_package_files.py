@@ -66,3 +66,15 @@ def test_version_prints_the_installed_package_version() -> None:
         f"rollout-verify {metadata.version('rollout-verify')}\n",
         "",
     )
+
+
+def test_the_readme_is_the_short_way_in_and_every_link_of_it_resolves() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    for said in ("make demo", "make test", "## Exit codes", "uses: ", "templateRef:", "include:"):
+        assert said in readme, said
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if "://" not in link]
+    assert "docs/troubleshooting.md" in local and "docs/build-your-own-image.md" in local
+    missing = [link for link in local if not (REPO / link).is_file()]
+    assert not missing, missing

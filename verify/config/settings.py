@@ -263,7 +263,7 @@ class Settings(BaseSettings):
         True,
         description="Stop waiting (exit 4) as soon as a pod of the new revision cannot become ready without "
         "a change to the spec (a missing image or command, a crash loop, a pod no node can take; "
-        "see README, Exit codes); --no-fail-fast waits for the rollout until --timeout.",
+        "see the docs' Troubleshooting); --no-fail-fast waits for the rollout until --timeout.",
     )
     color: Literal["auto", "always", "never"] = Field(
         "auto",

@@ -30,7 +30,7 @@ _NAMED_SECRET = re.compile(
     r"""(?i)(["']?[\w-]*(?:secret|password|passwd|token|api[_-]?key|credential)[\w-]*["']?\s*[:=]\s*)"""
     r"""("[^"]*"|'[^']*'|[^\s,;}&]+)"""
 )
-HINT = "see README 'Credentials: a recipe per platform'"
+HINT = "see the docs' 'Credentials per platform' (docs/credentials.md)"
 # an installHint's documentation link (no query, no user): shown whole, though its path is long
 _PLAIN_URL = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w./~%-]*)?(?:#[\w-]*)?$")
 
