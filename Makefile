@@ -35,6 +35,8 @@ lint: venv
 	# each probe as it is sent: the shared input reader, then the probe
 	for p in probe debug_probe; do cat verify/flow/probe/probe_input.sh verify/flow/probe/$$p.sh \
 	  | $(BIN)/shellcheck -s sh - || exit 1; done
+	# the docs site: a broken link or anchor, a missing page or snippet fails it
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 demo: venv
 	$(BIN)/python -m tests.support.demo

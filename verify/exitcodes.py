@@ -1,4 +1,5 @@
-"""The one list of exit codes: `--help`, README's table and action.yml's text are made from it.
+"""The one list of exit codes: `--help`, the README's and the docs' reference tables and
+action.yml's text are made from it.
 
 With several workloads, the run ends with the most fundamental code among theirs: a bug (5)
 before an unreadable cluster (3) before a stuck rollout (4) before bad input (2) before a failed
@@ -32,7 +33,7 @@ class ExitCode(IntEnum):
 
     @property
     def meaning(self) -> str:
-        """README's row: what happened and what the run did."""
+        """The tables' row (README, docs/reference.md): what happened and what the run did."""
         return _TEXT[self][2]
 
     @property

@@ -1,4 +1,4 @@
-"""The README's credential recipes, run as written where this machine allows: the static
+"""The docs' credential recipes (docs/credentials.md), run as written where this machine allows: the static
 ServiceAccount token recipe's shell block runs with the real kubectl against kubesim, and the
 kubeconfig it leaves is the identity a run then uses (the ServiceAccount, in its namespace)."""
 
@@ -16,10 +16,10 @@ from tests.support.kubectl import Kubectl
 
 
 def recipe(name: str) -> str:
-    """The ```sh block that follows `<!-- recipe: NAME` in the README."""
-    text = (REPO / "README.md").read_text()
+    """The ```sh block that follows `<!-- recipe: NAME` on the docs' credentials page."""
+    text = (REPO / "docs" / "credentials.md").read_text()
     m = re.search(rf"<!-- recipe: {re.escape(name)}\b.*?-->\n```sh\n(.*?)```", text, re.S)
-    assert m, f"README has no recipe {name!r}"
+    assert m, f"docs/credentials.md has no recipe {name!r}"
     return m.group(1)
 
 

@@ -1,5 +1,6 @@
-"""`make demo` is the README's first command: it must run and end as documented, in a stranger's
-words: a pass after one restart, then a failure a restart cannot help, each with its lines."""
+"""`make demo` is the README's first command: it must run and end as the README and the docs'
+getting-started page say, in a stranger's words: a pass after one restart, then a failure a
+restart cannot help, each with its lines."""
 
 from __future__ import annotations
 
@@ -59,3 +60,9 @@ def test_demo_shows_a_pass_after_one_restart_and_a_failure_no_restart_can_help()
     assert "seed" not in text.lower()  # the reader's words, not ours
     assert "demo-only-value" not in text
     assert "\x1b" not in text  # captured, not a terminal: no colour from the demo or rollout-verify
+    # the end the README and the getting-started page show
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "ends with `PASSED deployment web: 2 pods verified after 1 restart` and exit code 0" in readme
+    page = (REPO / "docs" / "getting-started.md").read_text()
+    for line in page.split("It ends with:\n\n```\n", 1)[1].split("```", 1)[0].strip().splitlines():
+        assert line in text, line

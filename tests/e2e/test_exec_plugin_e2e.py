@@ -88,7 +88,7 @@ def test_a_missing_plugin_is_one_line_with_its_install_hint_and_nothing_reaches_
     assert out.code == 2, out.everything
     (line,) = [ln for ln in out.stderr.splitlines() if "exec plugin" in ln]
     assert "'aws' is not installed (not found on PATH) (Install the AWS CLI" in line
-    assert "Credentials: a recipe per platform" in line
+    assert "Credentials per platform" in line
     assert sum(cluster.requests.counts.values()) == 0
     assert "ERROR:root" not in out.everything and "Traceback" not in out.everything
 

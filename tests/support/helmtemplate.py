@@ -1,8 +1,8 @@
 """`helm template` for the small subset of Go templates examples/helm uses, so its tests run
 where helm is not installed (when it is, they use the real one): `{{ .Values.a.b }}`,
 `{{ .Release.Name }}`, `{{ .Release.Namespace }}`, `{{ .Chart.Name }}`, `{{ toJson X }}`,
-`{{ X | quote }}`, `{{ if X }}...{{ end }}` (not nested), a raw string (``{{`{{args.x}}`}}``, how a
-chart writes Argo's own placeholders) and the `{{-`/`-}}` whitespace trims.
+`{{ X | quote }}`, `{{ if X }}...{{ else }}...{{ end }}` (not nested), a raw string
+(``{{`{{args.x}}`}}``, how a chart writes Argo's own placeholders) and the `{{-`/`-}}` whitespace trims.
 Anything else raises, so a template using more fails loudly instead of rendering wrongly."""
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ def _render(text: str, scope: dict[str, Any]) -> str:
         action = m.group(2)
         if action.startswith("if "):
             skipping = not _value(action[3:].strip(), scope)
+        elif action == "else":
+            skipping = not skipping
         elif action == "end":
             skipping = False
         elif not skipping:

@@ -1,5 +1,5 @@
-"""ExitCode is the one source of the exit codes: --help, README's table and action.yml's text
-are made from it, and a run's code is the most fundamental of its workloads'."""
+"""ExitCode is the one source of the exit codes: --help, README's and the reference's tables and
+action.yml's text are made from it, and a run's code is the most fundamental of its workloads'."""
 
 from __future__ import annotations
 

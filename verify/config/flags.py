@@ -56,7 +56,7 @@ def _unknown(words: list[str], *, known: list[str]) -> ConfigError:
 
 
 def shown_default(field: str) -> str:
-    """A setting's default as --help and the README's table print it (`10m`, `30s`; "" for none)."""
+    """A setting's default as --help and the docs' reference print it (`10m`, `30s`; "" for none)."""
     default = FIELDS[field].default
     if default is None or default is False or default == []:
         return ""

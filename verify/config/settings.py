@@ -1,27 +1,40 @@
-"""The run's settings: one frozen record read from `VERIFY_*` variables (of an explicit mapping,
-never os.environ behind the caller's back) with flags as init values that win.
+"""The run's settings: one pydantic-settings model read from `VERIFY_*` variables (of an explicit
+mapping, never os.environ behind the caller's back) with flags as init values that win.
 
-The contract is pydantic-settings' for this model (prefix VERIFY_, names case-insensitive, empty
-values ignored, list fields given their raw text, every value validated, defaults included, every
-wrong field reported at once, then the cross-field check); the test suite holds `from_sources`
-to a pydantic-settings twin built from `FIELDS`, values and error words alike
-(tests/unit/test_settings_sources.py). It is checked here by plain functions: importing pydantic
-and building this model was ~0.13 s of CPU, a third of a run's start-up before its first request."""
+pydantic-settings does the reading (prefix VERIFY_, names case-insensitive, empty values ignored,
+list fields given their raw text) and pydantic the checking (every value, defaults included, every
+wrong field reported at once, then the cross-field check); the checks below only add what our
+values mean. tests/unit/test_settings_sources.py holds the model to a twin built from `FIELDS`
+over the process environment, values and error words alike."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings.sources.utils import parse_env_vars
 
 from verify.config import values
+from verify.config.messages import error_messages
 from verify.config.naming import ENV_PREFIX, env_var
 from verify.kube.names import valid_subdomain
 from verify.model import FileSpec, HttpExpectation, WorkloadRef
-from verify.redact import escaped, looks_like_content, one_line, short, shown_path
+from verify.redact import escaped, looks_like_content, short, shown_path
 
-Check = Callable[[str, Any], Any]  # (field name, raw value) -> value; ValueError says what is wrong
+Check = Callable[[str, Any], Any]  # (field name, value) -> value; ValueError says what is wrong
+Secret = SecretStr  # the kubeconfig content: repr and str print stars
 
 
 class InvalidSettings(ValueError):
@@ -33,80 +46,22 @@ class InvalidSettings(ValueError):
         self.problems = tuple(problems)
 
 
-class Secret:
-    """A value never shown: repr and str print stars (pydantic's SecretStr, which it replaces)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get_secret_value(self) -> str:
-        return self._value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-    def __repr__(self) -> str:
-        return "Secret('**********')"
-
-    __str__ = __repr__
-
-
-# -- checks: the raw value (a flag's or an env var's text, a list from repeated flags) in, the
-# -- setting out; the wording of each error is the one pydantic's validators gave
-
-
-def _text(name: str, value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise ValueError(f"{values.what(value)}: Input should be a valid string")
-
-
-def _then(after: Callable[[str | None], Any]) -> Check:
-    """A text setting, then `after` on its value (None included, as pydantic's after-validators)."""
-    return lambda name, value: after(_text(name, value))
+# -- checks: what pydantic's types do not know about our values. The "before" ones get the raw
+# -- value (a flag's or an env var's text, a list from repeated flags), the "after" ones the text
+# -- pydantic checked (or None).
 
 
 def _listed(parse: Callable[[Any, Any], list[Any]]) -> Check:
     return lambda name, value: parse(None, value)
 
 
-_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
-_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+def _optional(check: Callable[[str], Any]) -> Check:
+    return lambda name, value: None if value is None else check(value)
 
 
-def _bool(name: str, value: Any) -> bool | None:
-    """pydantic's lax bool: bools, 0/1, and its words in any case (not stripped)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
-        return value.lower() in _TRUE
-    shown = f'"{short(value)}"' if isinstance(value, str) else values.what(value)
-    raise ValueError(f"{shown} is not a boolean; use true or false")
-
-
-def _one_of(*words: str) -> Check:
-    def check(name: str, value: Any) -> str:
-        if isinstance(value, str) and value in words:
-            return value
-        shown = f'"{short(value)}"' if isinstance(value, str) else values.what(value)
-        if name == "restart":
-            raise ValueError(f'{shown} is not a restart mode; use "once" or "never"')
-        quoted = [f"'{w}'" for w in words]
-        raise ValueError(f"{shown} is not one of {', '.join(quoted[:-1])} or {quoted[-1]}")
-
-    return check
-
-
-def _named(kind: str) -> Callable[[str | None], str | None]:
-    def check(value: str | None) -> str | None:
-        if value is not None and not valid_subdomain(value):
+def _named(kind: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not valid_subdomain(value):
             raise ValueError(
                 f'"{short(str(value))}" is not a valid {kind} name; use lowercase letters, digits, '
                 "'-' and '.' (DNS-1123 subdomain)"
@@ -137,10 +92,9 @@ def _concurrency(name: str, value: Any) -> int:
     return number
 
 
-def _path(name: str, raw: Any) -> str | None:
+def _path(name: str, value: str | None) -> str | None:
     """A file path (a folder for output_dir) the run can write, checked now, not after the run,
     when the verdict would have nowhere to go; the kubeconfig only has to look like a path."""
-    value = _text(name, raw)
     if value is None:
         return value
     shown = shown_path(value)
@@ -163,20 +117,32 @@ def _path(name: str, raw: Any) -> str | None:
     return value
 
 
-def _secret(name: str, value: Any) -> Secret | None:
-    if isinstance(value, Secret):
-        return value
-    text = _text(name, value)
-    return None if text is None else Secret(text)
-
-
-def _setting(description: str, check: Check, default: Any = None) -> Any:
-    """A field with its help text and its check (a list default is copied per instance)."""
-    meta = {"description": description, "check": check}
-    if isinstance(default, list):
-        return field(default_factory=list, metadata=meta)
-    return field(default=default, metadata=meta)
-
+# raw text in: lists split and parsed, durations and numbers read as we spell them
+_BEFORE: dict[str, Check] = {
+    "targets": _listed(values.target_list),
+    "containers": _listed(values.containers),
+    "expect_env": _listed(values.expect_env),
+    "expect_file": _listed(values.expect_file),
+    "expect_http": _listed(values.expect_http),
+    "timeout": _duration(zero=False),
+    "exec_timeout": _duration(zero=False),
+    "concurrency": _concurrency,
+    "volume_grace": _duration(zero=True),
+    "min_ready": _duration(zero=True),
+}
+# a str (or None) in, after pydantic's own check of the type
+_AFTER: dict[str, Check] = {
+    "namespace": _optional(lambda v: values.namespace(None, v)),
+    "deployment": _optional(_named("Deployment")),
+    "rollout": _optional(_named("Rollout")),
+    "selector": _optional(values.check_selector),
+    "kubeconfig": _path,
+    "report_json": _path,
+    "junit": _path,
+    "summary": _path,
+    "output_dir": _path,
+    "debug_image": _optional(values.image_reference),
+}
 
 _RESTART_HELP = "Restart the workload once when a restart can fix every failing check, or never."
 _CONTAINERS_HELP = (
@@ -198,176 +164,206 @@ _EXPECT_HTTP_HELP = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Validated settings; built by `from_sources` (through `load_settings`). Field order is
-    the order of --help, the README's table and the errors."""
+class _EnvironSource(EnvSettingsSource):
+    """pydantic-settings' env source over the mapping the run was given instead of os.environ."""
 
-    namespace: str | None = _setting(
-        "Namespace of the workloads (default: the kubeconfig's).", _then(lambda v: values.namespace(None, v))
+    def __init__(self, settings_cls: type[BaseSettings], *, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(
+            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
+
+
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("verify_environ", default=None)
+
+
+@contextmanager
+def _reading(environ: Mapping[str, str]) -> Iterator[None]:
+    token = _ENVIRON.set(environ)
+    try:
+        yield
+    finally:
+        _ENVIRON.reset(token)
+
+
+class Settings(BaseSettings):
+    """Validated settings; built by `from_sources` (through `load_settings`). Field order is
+    the order of --help, the docs' tables and the errors."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", validate_default=True, frozen=True
     )
-    deployment: str | None = _setting(
-        "Name of a Deployment to verify (shorthand for --target deployment/NAME).",
-        _then(_named("Deployment")),
+
+    namespace: str | None = Field(None, description="Namespace of the workloads (default: the kubeconfig's).")
+    deployment: str | None = Field(
+        None, description="Name of a Deployment to verify (shorthand for --target deployment/NAME)."
     )
-    rollout: str | None = _setting(
-        "Name of an Argo Rollout to verify (shorthand for --target rollout/NAME).", _then(_named("Rollout"))
+    rollout: str | None = Field(
+        None, description="Name of an Argo Rollout to verify (shorthand for --target rollout/NAME)."
     )
-    revision: Literal["latest", "stable"] = _setting(
-        "Which pods of a Rollout to verify: latest (the current revision's: a paused canary's or a "
-        "blue-green preview's) or stable.",
-        _one_of("latest", "stable"),
+    revision: Literal["latest", "stable"] = Field(
         "latest",
+        description="Which pods of a Rollout to verify: latest (the current revision's: a paused canary's "
+        "or a blue-green preview's) or stable.",
     )
-    targets: list[WorkloadRef] = _setting(
-        "Workloads to verify as KIND/NAME, KIND deployment, statefulset, daemonset or rollout; "
+    targets: Annotated[list[WorkloadRef], NoDecode] = Field(
+        default_factory=list,
+        description="Workloads to verify as KIND/NAME, KIND deployment, statefulset, daemonset or rollout; "
         "the flag repeats, the env var is comma/newline separated.",
-        _listed(values.target_list),
-        [],
     )
-    selector: str | None = _setting(
-        "Label selector: also verify every Deployment, StatefulSet, DaemonSet and Rollout "
+    selector: str | None = Field(
+        None,
+        description="Label selector: also verify every Deployment, StatefulSet, DaemonSet and Rollout "
         "with these labels, e.g. app.kubernetes.io/part-of=shop.",
-        _then(lambda v: None if v is None else values.check_selector(v)),
     )
-    config: str | None = _setting(
-        "YAML file listing targets with their own containers/expect-env/expect-file/"
-        "expect-http/from-spec/restart (see README).",
-        _text,
+    config: str | None = Field(
+        None,
+        description="YAML file listing targets with their own containers/expect-env/expect-file/"
+        "expect-http/from-spec/restart (the docs' Expectations page).",
     )
-    containers: list[str] = _setting(_CONTAINERS_HELP, _listed(values.containers), [])
-    expect_env: list[str] = _setting(_EXPECT_ENV_HELP, _listed(values.expect_env), [])
-    expect_file: list[FileSpec] = _setting(_EXPECT_FILE_HELP, _listed(values.expect_file), [])
-    expect_http: list[HttpExpectation] = _setting(_EXPECT_HTTP_HELP, _listed(values.expect_http), [])
-    restart: Literal["once", "never"] = _setting(_RESTART_HELP, _one_of("once", "never"), "once")
-    timeout: float = _setting(
-        "Deadline for the whole run (waits, retries, execs), e.g. 600, 10m.", _duration(zero=False), 600.0
+    containers: Annotated[list[str], NoDecode] = Field(default_factory=list, description=_CONTAINERS_HELP)
+    expect_env: Annotated[list[str], NoDecode] = Field(default_factory=list, description=_EXPECT_ENV_HELP)
+    expect_file: Annotated[list[FileSpec], NoDecode] = Field(
+        default_factory=list, description=_EXPECT_FILE_HELP
     )
-    exec_timeout: float = _setting(
-        "Timeout of one exec into a container (and of one HTTP check).", _duration(zero=False), 30.0
+    expect_http: Annotated[list[HttpExpectation], NoDecode] = Field(
+        default_factory=list, description=_EXPECT_HTTP_HELP
     )
-    concurrency: int = _setting("Parallel execs and HTTP checks (1..512).", _concurrency, 32)
-    kubeconfig: str | None = _setting(
-        "Path of the kubeconfig file (default, as kubectl: every file of $KUBECONFIG merged, "
+    restart: Literal["once", "never"] = Field("once", description=_RESTART_HELP)
+    timeout: float = Field(
+        600.0, description="Deadline for the whole run (waits, retries, execs), e.g. 600, 10m."
+    )
+    exec_timeout: float = Field(
+        30.0, description="Timeout of one exec into a container (and of one HTTP check)."
+    )
+    concurrency: int = Field(32, description="Parallel execs and HTTP checks (1..512).")
+    kubeconfig: str | None = Field(
+        None,
+        description="Path of the kubeconfig file (default, as kubectl: every file of $KUBECONFIG merged, "
         "else ~/.kube/config, else the mounted in-cluster service account).",
-        _path,
     )
-    kubeconfig_data: Secret | None = _setting(
-        "Kubeconfig content (YAML/JSON, or base64 of it), as CI secrets hold it; "
+    kubeconfig_data: SecretStr | None = Field(
+        None,
+        description="Kubeconfig content (YAML/JSON, or base64 of it), as CI secrets hold it; "
         "written to a 0600 temp file, never printed.",
-        _secret,
     )
-    context: str | None = _setting("Kubeconfig context to use.", _text)
-    report_json: str | None = _setting("Write a JSON report here.", _path)
-    junit: str | None = _setting("Write a JUnit XML report here.", _path)
-    summary: str | None = _setting(
-        "Write a Markdown summary here (on GitHub it also goes to the job summary).", _path
+    context: str | None = Field(None, description="Kubeconfig context to use.")
+    report_json: str | None = Field(None, description="Write a JSON report here.")
+    junit: str | None = Field(None, description="Write a JUnit XML report here.")
+    summary: str | None = Field(
+        None, description="Write a Markdown summary here (on GitHub it also goes to the job summary)."
     )
-    output_dir: str | None = _setting(
-        "Write one file per output here (result, restarted, failed-pods, exit-code) "
+    output_dir: str | None = Field(
+        None,
+        description="Write one file per output here (result, restarted, failed-pods, exit-code) "
         "plus report.json, junit.xml and summary.md, for Argo output parameters.",
-        _path,
     )
-    from_spec: bool | None = _setting("Derive expectations from the pod template (auto if unset).", _bool)
-    volume_grace: float = _setting(
-        "How long to wait for mounted ConfigMap/Secret updates.", _duration(zero=True), 90.0
+    from_spec: bool | None = Field(
+        None, description="Derive expectations from the pod template (auto if unset)."
     )
-    min_ready: float = _setting(
-        "How long each inspected container must have been running and ready, unrestarted, "
+    volume_grace: float = Field(90.0, description="How long to wait for mounted ConfigMap/Secret updates.")
+    min_ready: float = Field(
+        5.0,
+        description="How long each inspected container must have been running and ready, unrestarted, "
         "before it is inspected (the workload's minReadySeconds when that is longer); a container "
         "that restarts or turns unready before its inspection ends is a failure, never a pass.",
-        _duration(zero=True),
-        5.0,
     )
-    fail_fast: bool = _setting(
-        "Stop waiting (exit 4) as soon as a pod of the new revision cannot become ready without "
-        "a change to the spec (a missing image or command, a crash loop, a pod no node can take; "
-        "see README, Exit codes); --no-fail-fast waits for the rollout until --timeout.",
-        _bool,
+    fail_fast: bool = Field(
         True,
+        description="Stop waiting (exit 4) as soon as a pod of the new revision cannot become ready without "
+        "a change to the spec (a missing image or command, a crash loop, a pod no node can take; "
+        "see the docs' Troubleshooting); --no-fail-fast waits for the rollout until --timeout.",
     )
-    color: Literal["auto", "always", "never"] = _setting(
-        "Colour the verdict and the end table: auto (only on a terminal, and not when "
-        "NO_COLOR is set), always or never.",
-        _one_of("auto", "always", "never"),
+    color: Literal["auto", "always", "never"] = Field(
         "auto",
+        description="Colour the verdict and the end table: auto (only on a terminal, and not when "
+        "NO_COLOR is set), always or never.",
     )
-    debug_image: str | None = _setting(
-        "Image of an ephemeral debug container that inspects containers without a shell "
+    debug_image: str | None = Field(
+        None,
+        description="Image of an ephemeral debug container that inspects containers without a shell "
         "(distroless, scratch) through their process namespace, e.g. busybox:1.36 (off by default; "
         "needs `patch pods/ephemeralcontainers`; the container stays in the pod until it is replaced).",
-        _then(lambda v: None if v is None else values.image_reference(v)),
     )
-    dry_run: bool = _setting(
-        "Judge as usual but never restart: say what would be restarted and why, send no "
-        "write; the exit code is the one the run would have had without the restart.",
-        _bool,
+    dry_run: bool = Field(
         False,
+        description="Judge as usual but never restart: say what would be restarted and why, send no "
+        "write; the exit code is the one the run would have had without the restart.",
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags (init values) over VERIFY_* variables; no .env file, no secrets directory."""
+        environ = _ENVIRON.get()
+        return (
+            init_settings,
+            env_settings if environ is None else _EnvironSource(settings_cls, environ=environ),
+        )
+
+    @field_validator(*_BEFORE, mode="before")
+    @classmethod
+    def _parse(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or ""
+        return _BEFORE[name](name, value)
+
+    @field_validator(*_AFTER, mode="after")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or ""
+        return _AFTER[name](name, value)
+
+    @model_validator(mode="after")
+    def _one_kubeconfig(self) -> Settings:
+        if self.kubeconfig is not None and self.kubeconfig_data is not None:
+            raise ValueError(
+                f"--kubeconfig ({env_var('kubeconfig')}) and {env_var('kubeconfig_data')} are both set; "
+                "set only one"
+            )
+        return self
 
     @classmethod
     def from_sources(cls, *, environ: Mapping[str, str], flags: Mapping[str, Any]) -> Settings:
         """`flags` (init values) over the `VERIFY_*` variables of `environ`, every value checked
         (defaults too); raises InvalidSettings naming every wrong one."""
-        given = {**env_values(environ), **flags}
-        checked: dict[str, Any] = {}
-        problems: list[tuple[str, str]] = []
-        for name, setting in FIELDS.items():
-            raw = given.get(name, setting.default)
-            try:
-                checked[name] = setting.check(name, raw)
-            except ValueError as e:
-                problems.append((name, one_line(str(e))))
-        problems += [(name, "is not a known setting") for name in given if name not in FIELDS]
-        if not problems and checked["kubeconfig"] is not None and checked["kubeconfig_data"] is not None:
-            problems.append(
-                (
-                    "",
-                    f"--kubeconfig ({env_var('kubeconfig')}) and {env_var('kubeconfig_data')} are both set; "
-                    "set only one",
-                )
-            )
-        if problems:
-            raise InvalidSettings(problems)
-        return cls(**checked)
+        try:
+            with _reading(environ):
+                return cls(**flags)
+        except ValidationError as exc:
+            raise InvalidSettings(
+                [(str(loc[0]) if loc else "", message) for loc, message in error_messages(exc)]
+            ) from None
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One field of Settings as docs, --help and the checks see it."""
+    """One field of Settings as docs, --help and the twin test see it (`check`: ours on top of
+    pydantic's type, None where the type says it all)."""
 
     name: str
     default: Any
     description: str
-    check: Check
+    check: Check | None
 
 
-def _fields() -> dict[str, Setting]:
-    from dataclasses import MISSING, fields
-
-    out: dict[str, Setting] = {}
-    for f in fields(Settings):
-        default = f.default_factory() if f.default_factory is not MISSING else f.default
-        out[f.name] = Setting(
-            name=f.name, default=default, description=f.metadata["description"], check=f.metadata["check"]
-        )
-    return out
-
-
-FIELDS: Mapping[str, Setting] = _fields()
-
-
-def env_values(environ: Mapping[str, str]) -> dict[str, str]:
-    """Each setting's raw `VERIFY_*` value, as EnvSettingsSource finds it with
-    case_sensitive=False and env_ignore_empty=True (pydantic_settings/sources/utils.py
-    parse_env_vars: names lower-cased, the last of two spellings wins, "" is unset)."""
-    lowered = {k.lower(): v for k, v in environ.items() if v != ""}
-    found: dict[str, str] = {}
-    for name in FIELDS:
-        value = lowered.get(f"{ENV_PREFIX}{name}".lower())
-        if value is not None:
-            found[name] = value
-    return found
+FIELDS: Mapping[str, Setting] = {
+    name: Setting(
+        name=name,
+        default=info.get_default(call_default_factory=True),
+        description=info.description or "",
+        check=_BEFORE.get(name) or _AFTER.get(name),
+    )
+    for name, info in Settings.model_fields.items()
+}
 
 
 def _unwritable(path: str, *, directory: bool) -> str:

@@ -1,7 +1,7 @@
 """An everyday kubectl battery against one kubesim cluster: the commands a platform engineer types
 in a day, each judged by kubectl itself (its exit code, and a piece of what it prints). The
-README's kubesim section lists what is emulated; this keeps it true: a regression in any command
-fails here, all failures listed at once."""
+docs' kubesim page (docs/contributing/kubesim.md) lists what is emulated; this keeps it true: a
+regression in any command fails here, all failures listed at once."""
 
 from __future__ import annotations
 

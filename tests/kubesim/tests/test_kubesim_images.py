@@ -81,11 +81,14 @@ MEANT_TO_FAIL = {
     "registry.corp.example:5000/team/app:7",  # reachable only through Knobs.registries
     "example.com/preloaded/tool:1",  # on the nodes only through Knobs.node_images
     "Busybox:1.36",  # an invalid name
+    # the docs' stand-ins for the image you build and push yourself (docs/build-your-own-image.md)
+    "registry.example.com/platform/rollout-verify",
+    "registry.example.com/platform/rollout-verify@sha256",
 }
 
 
 def _images_named_in_the_repository() -> set[str]:
-    """Every image a test, benchmark, the demo, an example or the README names."""
+    """Every image a test, benchmark, the demo, an example, the README or the docs name."""
     pattern = re.compile(
         r"""(?:["']image["']\s*:\s*|\bimage(?::\s*str)?\s*=\s*|--image[= ]|\bimage:\s+)["']?([a-z0-9][\w./:@-]*[\w])"""
     )
@@ -93,6 +96,7 @@ def _images_named_in_the_repository() -> set[str]:
     # tests/unit runs no pods (its image names are release artefacts, not what a pod pulls)
     roots = [REPO / "tests" / d for d in ("kubesim", "e2e", "support", "manifests")]
     roots += [REPO / "tests" / "conftest.py", REPO / "bench", REPO / "examples", REPO / "README.md"]
+    roots += [REPO / "docs"]
     files = [p for r in roots for p in ([r] if r.is_file() else r.rglob("*")) if p.is_file()]
     for path in files:
         if path.suffix not in (".py", ".yaml", ".yml", ".md"):

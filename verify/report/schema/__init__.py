@@ -78,7 +78,7 @@ def parse(data: bytes) -> Any:
     `json.loads` would recurse until RecursionError (or the C stack) ends the process; NaN and
     Infinity, which no JSON writer here produces, are refused. Invalid says where. Give it at
     most MAX_BYTES + 1 bytes of a file: more is refused unparsed."""
-    from pydantic_core import from_json  # the merge's only: pydantic is not start-up
+    from pydantic_core import from_json  # the merge's only
 
     if len(data) > MAX_BYTES:
         raise Invalid([], f"is larger than {MAX_BYTES >> 20} MiB")
