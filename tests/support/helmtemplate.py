@@ -1,7 +1,7 @@
 """`helm template` for the small subset of Go templates examples/helm uses, so its tests run
 where helm is not installed (when it is, they use the real one): `{{ .Values.a.b }}`,
 `{{ .Release.Name }}`, `{{ .Release.Namespace }}`, `{{ .Chart.Name }}`, `{{ toJson X }}`,
-`{{ X | quote }}`, `{{ if X }}...{{ else }}...{{ end }}` (not nested), a raw string
+`{{ X | quote }}`, `{{ if X }}...{{ else }}...{{ end }}` (nested too), a raw string
 (``{{`{{args.x}}`}}``, how a chart writes Argo's own placeholders) and the `{{-`/`-}}` whitespace trims.
 Anything else raises, so a template using more fails loudly instead of rendering wrongly."""
 
@@ -60,13 +60,18 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _render(text: str, scope: dict[str, Any]) -> str:
     out: list[str] = []
-    skipping = False
+    # one entry per open `if`: (whether its branch is taken now, whether the enclosing text is shown)
+    stack: list[tuple[bool, bool]] = []
     pos = 0
+
+    def shown() -> bool:
+        return all(taken for taken, _ in stack)
+
     for m in _ACTION.finditer(text):
         literal = text[pos : m.start()]
         if m.group(1):
             literal = literal.rstrip(" \t\n")
-        if not skipping:
+        if shown():
             out.append(literal)
         pos = m.end()
         if m.group(3):
@@ -74,15 +79,18 @@ def _render(text: str, scope: dict[str, Any]) -> str:
                 pos += 1
         action = m.group(2)
         if action.startswith("if "):
-            skipping = not _value(action[3:].strip(), scope)
+            outer = shown()
+            stack.append((outer and bool(_value(action[3:].strip(), scope)), outer))
         elif action == "else":
-            skipping = not skipping
+            taken, outer = stack.pop()
+            stack.append((outer and not taken, outer))
         elif action == "end":
-            skipping = False
-        elif not skipping:
+            stack.pop()
+        elif shown():
             out.append(_expression(action, scope))
-    if not skipping:
-        out.append(text[pos:])
+    if stack:
+        raise Unsupported("an `if` without its `end`")
+    out.append(text[pos:])
     return "".join(out)
 
 
