@@ -60,12 +60,13 @@ def test_demo_shows_a_pass_after_one_restart_and_a_failure_no_restart_can_help()
     assert "seed" not in text.lower()  # the reader's words, not ours
     assert "demo-only-value" not in text
     assert "\x1b" not in text  # captured, not a terminal: no colour from the demo or rollout-verify
-    # the end the README and the getting-started page show
+    # the ends the README and the getting-started page show
     readme = " ".join((REPO / "README.md").read_text().split())
-    assert "(`PASSED deployment web: 2 pods verified after 1 restart`, exit code 0)" in readme
-    assert "restarts nothing and says to publish under a new name (exit code 1)" in readme
+    assert "first story ends with `PASSED deployment web: 2 pods verified after 1 restart`" in readme
+    assert "its second with `FAILED deployment shop` and no restart" in readme
     page = (REPO / "docs" / "getting-started.md").read_text()
-    shown = [block.split("```", 1)[0] for block in page.split("It ends with:\n\n```\n")[1:]]
-    assert len(shown) == 2  # one ending per story
-    for line in "".join(shown).strip().splitlines():
-        assert line in text, line
+    ends = page.split("It ends with:\n\n```\n")[1:]
+    assert len(ends) == 2, "one end per story"
+    for end in ends:
+        for line in end.split("```", 1)[0].strip().splitlines():
+            assert line in text, line

@@ -16,7 +16,7 @@ from tests.kubesim import Cluster
 from tests.support import hostile
 from tests.support.helpers import Outcome, plant, run_verify
 
-RECIPE = "see README 'Credentials: a recipe per platform'"
+RECIPE = "see the docs' 'Credentials per platform' (docs/credentials.md)"
 
 
 def jwt(*, exp: float) -> str:

@@ -39,7 +39,7 @@ from verify.redact import one_line, shown_path
 
 _TOKEN_REREAD = 60.0  # in-cluster: the projected token is read again after this many seconds
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-RECIPE = "README 'Credentials: a recipe per platform'"
+RECIPE = plugins.RECIPE
 
 
 def checked_token(token: str, *, source: str) -> str:

@@ -42,7 +42,9 @@ _NAMED_SECRET = re.compile(
 # masking reads at most this much of a plugin's text (cut where a word ends, so that no part of a
 # token is left behind unmasked): a shown line is at most _MAX_SHOWN characters anyway
 _MAX_READ = 64 * 1024
-HINT = "see the docs' 'Credentials per platform' (docs/credentials.md)"
+# where the docs say how to give each platform's pipeline a credential (exec plugins, fresh tokens)
+RECIPE = "the docs' 'Credentials per platform' (docs/credentials.md)"
+HINT = f"see {RECIPE}"
 # an installHint's documentation link (no query, no user): shown whole, though its path is long
 _PLAIN_URL = re.compile(r"^https?://[\w.-]+(?::\d+)?(?:/[\w./~%-]*)?(?:#[\w-]*)?$")
 
