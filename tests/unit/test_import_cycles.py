@@ -208,3 +208,20 @@ def test_no_module_is_doing_several_jobs(package: str) -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_LINES[package]
     }
     assert not too_long, f"split these along their jobs: {too_long}"
+
+
+# what reads a refused exec's text does no I/O: the exec transport imports it, never the reverse,
+# and it opens no socket of its own (kube.api lends it the TLS wording, kube.retry the policy)
+SOCKET_MODULES = {"verify.kube.exec", "verify.kube.stream", "verify.kube.transport", "verify.kube.daemons"}
+
+
+def test_the_exec_refusal_reader_is_apart_from_the_exec_transport() -> None:
+    graph = import_graph("verify")
+    assert "verify.kube.refusal" in graph["verify.kube.exec"]
+    assert not graph["verify.kube.refusal"] & SOCKET_MODULES, graph["verify.kube.refusal"]
+    source = (REPO / "verify/kube/refusal.py").read_text()
+    assert not {"socket", "websocket", "httpx"} & {
+        alias.name.partition(".")[0]
+        for node in _imports(ast.parse(source))
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from verify.kube import retry
-from verify.kube.exec import classify_handshake, handshake_retry, status_error
+from verify.kube.refusal import classify_handshake, handshake_retry, status_error
 
 RBAC = (
     'deployments.apps "web" is forbidden: User "system:serviceaccount:ci:deployer" cannot patch resource '

@@ -26,7 +26,7 @@ _PROTOCOLS = f"sec-websocket-protocol: {_V5},v4.channel.k8s.io"
 
 class HandshakeFailed(Exception):
     """The exec was not opened: websocket-client's text (`Handshake status 403 Forbidden -+-+- ...`
-    for a refused upgrade; kube.exec classifies it), or a connection or TLS failure (a proxy that
+    for a refused upgrade; kube.refusal classifies it), or a connection or TLS failure (a proxy that
     refuses the tunnel is transport.ProxyRefused)."""
 
 
