@@ -15,6 +15,12 @@ PATH_MAX = 4096
 # costs little whatever a cluster, a report or a plugin wrote (escaping is linear, but ~1 µs per
 # distinct unprintable character: a 20 MB line of them would take seconds and print 200 MB)
 MAX_LINE = 64 * 1024
+# an output value ($GITHUB_OUTPUT's heredocs, Argo's output files, a GitLab dotenv made from them) is
+# data a later step splits, not a line someone reads: `failed-pods` of 2,000 pods is ~130 KB, and a
+# value cut at MAX_LINE would hand that step a wrong list. GitHub takes 1 MB of outputs (github/docs,
+# data/reusables/actions/output-limitations.md: "Outputs can be a maximum of 1 MB per job ... Size
+# is approximated based on UTF-16 encoding"); a value past that is cut here, saying how much
+MAX_OUTPUT_VALUE = 1024 * 1024
 
 # GitHub's runner reads a workflow command in two forms (actions/runner, src/Runner.Common/
 # ActionCommand.cs, called from src/Runner.Worker/ActionCommandManager.cs TryProcessCommand):
@@ -28,12 +34,12 @@ _LEGACY_COMMAND = re.compile(r"#(?=[^\x00-\x7f]*#[^\x00-\x7f]*\[)")
 _LEADING_COMMAND = re.compile(r"[^\x00-\x7f]*(:)[^\x00-\x7f]*:")
 
 
-def _bounded(text: str) -> tuple[str, str]:
-    """`text` cut at MAX_LINE characters, and the words that say how much was cut."""
-    if len(text) <= MAX_LINE:
+def _bounded(text: str, limit: int = MAX_LINE) -> tuple[str, str]:
+    """`text` cut at `limit` characters, and the words that say how much was cut."""
+    if len(text) <= limit:
         return text, ""
-    more = len(text) - MAX_LINE
-    return text[:MAX_LINE], f"… ({more} more character{'s' if more > 1 else ''} not shown)"
+    more = len(text) - limit
+    return text[:limit], f"… ({more} more character{'s' if more > 1 else ''} not shown)"
 
 
 def _escapes(line: str) -> dict[int, str]:
@@ -48,24 +54,25 @@ def _escapes(line: str) -> dict[int, str]:
     return table
 
 
-def one_line(text: str) -> str:
+def one_line(text: str, *, limit: int = MAX_LINE) -> str:
     """One printable line: whitespace runs collapsed, anything unprintable (an ESC would start a
     terminal escape sequence in a CI log, U+202E would reverse the text) shown escaped; at most
-    MAX_LINE characters of `text`. Linear in `text`, with only C loops over its characters."""
-    text, cut = _bounded(text)
+    `limit` characters of `text`. Linear in `text`, with only C loops over its characters."""
+    text, cut = _bounded(text, limit)
     line = " ".join(text.split())
     if not line.isprintable():
         line = line.translate(_escapes(line))
     return line + cut
 
 
-def printable_line(text: str) -> str:
+def printable_line(text: str, *, limit: int = MAX_LINE) -> str:
     """The one escaping of every printed string that a cluster or a user wrote (names, paths,
     messages, keys, label values): `one_line`, and no CI command in it. A Deployment whose
     mountPath held `::add-mask::...` at a line's start, or `##[stop-commands]...` anywhere in it,
     could otherwise mask the log, forge an annotation or switch off the run's own commands on
-    GitHub; such a `#` or `:` is shown escaped instead (see _LEGACY_COMMAND)."""
-    line = _LEGACY_COMMAND.sub(r"\\x23", one_line(text))
+    GitHub; such a `#` or `:` is shown escaped instead (see _LEGACY_COMMAND). An output value
+    passes `limit=MAX_OUTPUT_VALUE`: the same escape, a larger bound."""
+    line = _LEGACY_COMMAND.sub(r"\\x23", one_line(text, limit=limit))
     leading = _LEADING_COMMAND.match(line)
     if leading:
         line = line[: leading.start(1)] + "\\x3a" + line[leading.end(1) :]

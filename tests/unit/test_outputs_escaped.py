@@ -27,6 +27,7 @@ from verify.flow.probe.debugger import DebugContainer
 from verify.platforms import colour
 from verify.platforms.delivery import deliver
 from verify.platforms.logs import Logs, Platform
+from verify.redact import MAX_LINE, MAX_OUTPUT_VALUE, printable_line
 from verify.report.result import RunInfo, RunResult, WorkloadResult
 
 H = FORGED
@@ -113,3 +114,45 @@ def test_only_the_writers_print() -> None:
                 if name == "print" or (name.startswith(("sys.stdout.", "sys.stderr.")) and name.endswith("write")):
                     found.add((path.relative_to(REPO / "verify").as_posix(), name))
     assert found <= allowed, found - allowed
+
+
+def _heredoc_values(text: str) -> dict[str, str]:
+    """$GITHUB_OUTPUT's `name<<DELIM` heredocs as the runner reads them."""
+    values, lines = {}, iter(text.split("\n"))
+    for line in lines:
+        if "<<" in line:
+            name, _, delim = line.partition("<<")
+            values[name] = "\n".join(iter(lambda: next(lines), delim))
+    return values
+
+
+def test_a_failed_pods_value_of_2000_pods_reaches_every_output_whole_and_escaped(tmp_path: Path) -> None:
+    """An output value is data a later step splits, not a log line: 2,000 failed pods of
+    63-character names (~128 KB, twice the bound of a printed line, MAX_LINE) arrive whole in $GITHUB_OUTPUT
+    and the --output-dir file Argo (and a GitLab dotenv) read; a forged name in it stays escaped."""
+    names = [f"web-{i:04d}-{'x' * 54}" for i in range(1999)] + [f"evil{H}"]
+    broken = (ContainerVerdict("app", (CheckResult("env", "K", CheckStatus.MISSING, ""),)),)
+    attempt = AttemptVerdict("rev", tuple(PodVerdict(n, "node-1", broken) for n in names))
+    wl = WorkloadResult("deployment", "prod", "web", (attempt,), False, result="failed", exit_code=1)
+    result = RunResult("failed", 1, False, (wl,), "failed")
+    github_output, out = tmp_path / "gh-output", tmp_path / "out"
+    environ = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(github_output)}
+    settings = load_settings(argv=["--deployment", "web", "--output-dir", str(out)], environ={})
+    info = RunInfo("0.1.0", "2024-01-01T00:00:00Z", "2024-01-01T00:00:01Z", 1.0, "ctx", "v1")
+    deliver(result=result, settings=settings, environ=environ, info=info)
+
+    for where, value in {
+        "$GITHUB_OUTPUT": _heredoc_values(github_output.read_text())["failed-pods"],
+        "--output-dir failed-pods": (out / "failed-pods").read_text(),
+    }.items():
+        assert len(value) > 1.9 * MAX_LINE, where
+        pods = value.split(",")
+        assert pods[:1999] == names[:1999], where  # every name, in order, none cut
+        assert len(pods) == 2000 and pods[-1].startswith("evil") and "not shown" not in value, where
+        assert_clean(where, value)
+
+
+def test_an_output_value_past_what_github_takes_is_cut_saying_so() -> None:
+    value = "p," * MAX_OUTPUT_VALUE
+    shown = printable_line(value, limit=MAX_OUTPUT_VALUE)
+    assert shown == value[:MAX_OUTPUT_VALUE] + f"… ({MAX_OUTPUT_VALUE} more characters not shown)"

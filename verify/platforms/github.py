@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from verify.platforms.markup import Markup
-from verify.redact import printable_line
+from verify.redact import MAX_OUTPUT_VALUE, printable_line
 from verify.report.result import RunResult, WorkloadResult
 
 
@@ -93,11 +93,12 @@ def _delimiter(values: Sequence[str]) -> str:
 
 
 def write_outputs(*, path: str, outputs: Mapping[str, str]) -> None:
-    """Append `name<<DELIM` heredocs to $GITHUB_OUTPUT: safe for any value, even multi-line."""
+    """Append `name<<DELIM` heredocs to $GITHUB_OUTPUT: safe for any value, even multi-line; a
+    value is whole up to MAX_OUTPUT_VALUE (a later step splits it; it is no log line)."""
     delim = _delimiter(list(outputs.values()))
     with open(path, "a", encoding="utf-8") as fh:
         for name, value in outputs.items():
-            fh.write(f"{name}<<{delim}\n{printable_line(value)}\n{delim}\n")
+            fh.write(f"{name}<<{delim}\n{printable_line(value, limit=MAX_OUTPUT_VALUE)}\n{delim}\n")
 
 
 def append_summary(*, path: str, markdown: str) -> None:
