@@ -88,6 +88,39 @@ def test_a_trickled_answer_ends_with_the_run_deadline_not_the_idle_timeout(tmp_p
     assert "did not finish its answer in time" in str(e.value)
 
 
+def _busy_once_then_trickled() -> Callable[[hostile.Request], hostile.Answer]:
+    """REST calls: the first refused as a throttled apiserver refuses it (503, its Status), every
+    later one answered with a body a byte at a time, never to its end."""
+    calls = [0]
+    trickled = hostile.trickled(hostile.api, where="body", pace=0.05)
+
+    def route(request: hostile.Request) -> hostile.Answer:
+        calls[0] += 1
+        if calls[0] == 1:
+            status = {"kind": "Status", "status": "Failure", "code": 503, "message": "the server is busy"}
+            return hostile.json_answer(status, status="503 Service Unavailable")
+        return trickled(request)
+
+    return route
+
+
+def test_a_rest_call_cut_by_the_deadline_while_asking_again_keeps_the_refusal_it_was_asked_again_for(
+    tmp_path: Path,
+) -> None:
+    """The retry after a 503 starts with what the backoff left of --timeout and is cut at its end
+    (kube.transport): its verdict is the 503 it was asked again for, as for an exec (kube.exec),
+    not the cut read's "did not finish its answer in time" (a trickle alone still says that:
+    test_a_trickled_answer_ends_with_the_run_deadline_not_the_idle_timeout)."""
+    with hostile.HostileApi(_busy_once_then_trickled()) as server:
+        api = _api(server, tmp_path, seconds=1.5)
+        with pytest.raises(errors.DeadlineExceeded) as e:
+            api.get("/apis/apps/v1/namespaces/default/deployments/web")
+        asked = len(server.requests)
+    assert asked >= 2  # asked again, and that attempt was cut
+    assert "the server is busy (HTTP 503)" in str(e.value), e.value
+    assert "did not finish its answer in time" not in str(e.value)
+
+
 def test_bounded_cuts_every_read_to_the_callers_end_and_the_earlier_end_wins() -> None:
     with transport.bounded(time.monotonic() - 1), pytest.raises(TimeoutError):
         transport._left(30.0, TimeoutError)

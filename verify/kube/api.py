@@ -216,13 +216,18 @@ class Api:
                 return errors.Unreachable(transport.proxy_refusal(self.conn.endpoint.proxy, str(e)))
         if isinstance(e, httpx.LocalProtocolError):
             return errors.Unreachable(f"cannot send the request to {self.conn.host}: {type(e).__name__}")
+        # a timeout at the deadline's end is kube.transport cutting the call there: no answer of
+        # its own, so retry.call keeps the refusal an earlier attempt saw as the verdict
+        cut = isinstance(e, httpx.TimeoutException) and self.deadline.expired
         if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout):
-            return _NoConnection(f"cannot reach the API server at {self.conn.host}: {type(e).__name__}")
+            return _NoConnection(
+                f"cannot reach the API server at {self.conn.host}: {type(e).__name__}", cut=cut
+            )
         if isinstance(e, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
             proxy = self.conn.endpoint.proxy
             through = f" (through the proxy {without_userinfo(proxy)})" if proxy else ""
             return retry.Transient(
-                f"the API server at {self.conn.host}{through} did not finish its answer in time"
+                f"the API server at {self.conn.host}{through} did not finish its answer in time", cut=cut
             )
         return retry.Transient(f"cannot reach the API server at {self.conn.host}: {type(e).__name__}")
 

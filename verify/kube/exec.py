@@ -29,10 +29,12 @@ _GIVE_UP_GRACE = 1.0
 
 
 class _Refused(retry.Transient):
-    """A refused exec upgrade being retried; `error` is the verdict if it never succeeds."""
+    """A refused exec upgrade being retried; `error` is the verdict if it never succeeds. `cut`:
+    an upgrade the budget ended unanswered, which leaves an earlier refusal the verdict
+    (retry.call)."""
 
-    def __init__(self, error: Uninspectable, retry_after: float | None) -> None:
-        super().__init__(error.reason, retry_after=retry_after)
+    def __init__(self, error: Uninspectable, retry_after: float | None, *, cut: bool = False) -> None:
+        super().__init__(error.reason, retry_after=retry_after, cut=cut)
         self.error = error
 
 
@@ -150,8 +152,6 @@ class Exec:
         limit: float,
         stdin: str | None,
     ) -> ExecResult:
-        refused: list[_Refused] = []  # the last refusal: the verdict if the budget cuts the next try
-
         def open_once() -> ExecStream:
             try:
                 return self._open(
@@ -160,14 +160,13 @@ class Exec:
             except ProxyRefused as e:  # the proxy's answer: asking again or a restart cannot change it
                 raise _Final(Uninspectable("exec_failed", str(e), permanent=True)) from None
             except Unanswered:  # never answered, or cut at the budget's end (kube.transport) asking again
-                raise _Final(refused[-1].error if refused else _unanswered(limit)) from None
+                raise _Refused(_unanswered(limit), None, cut=True) from None
             except HandshakeFailed as e:
                 text = str(e)
                 error = classify_handshake(text, namespace=namespace, pod=pod, container=container)
                 again, hint = handshake_retry(text)
                 if again:
-                    refused[:] = [_Refused(error, hint)]
-                    raise refused[0] from None
+                    raise _Refused(error, hint) from None
                 raise _Final(error) from None
 
         try:

@@ -65,11 +65,14 @@ class Deadline:
 
 
 class Transient(Exception):
-    """A failure worth retrying; `retry_after` is the server's hint in seconds, if it gave one."""
+    """A failure worth retrying; `retry_after` is the server's hint in seconds, if it gave one.
+    `cut`: the deadline ended the attempt mid-way (kube.transport cuts every read at it), so it
+    saw no answer of its own and an earlier attempt's refusal stays the verdict (see `call`)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, cut: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.cut = cut
 
 
 # 403 messages that say "not now" rather than "not you" (see the module docstring)
@@ -182,7 +185,10 @@ class _Notices:
 
 
 def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: float = 5.0) -> T:
-    """Run `fn`, retrying `Transient` failures with backoff until the deadline runs out.
+    """Run `fn`, retrying `Transient` failures with backoff until the deadline runs out; what it
+    raises then is the last failure, except that an attempt the deadline cut (`cut`) after a
+    refusal leaves that refusal the verdict: the attempt the backoff starts with what it left of
+    the deadline is no server that never answered.
 
     The first attempt runs before backoff is imported: nearly every call succeeds at once, and
     importing backoff (it imports asyncio) was a tenth of a run's CPU before its first request. A
@@ -219,8 +225,9 @@ def call(fn: Callable[[], T], *, deadline: Deadline, base: float = 0.2, cap: flo
         try:
             return fn()
         except Transient as e:
-            last[:] = [e]
-            raise
+            if not e.cut or last[0].cut:
+                last[:] = [e]
+            raise last[0] from None
 
     first, last = list(failed), failed
     return attempt()
