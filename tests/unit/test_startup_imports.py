@@ -2,7 +2,9 @@
 package (~0.4 s of CPU: every generated API and model class) or a cloud SDK there would be most of
 rollout-verify's start-up, so none may creep back in (`make bench` prints the start-up time).
 pydantic-settings does load there: it reads and checks the `VERIFY_*` settings (the design names
-it; ~80 ms of CPU, the price of not keeping a copy of its behaviour)."""
+it; ~70 ms of CPU with pydantic, nearly all of it their imports, asyncio and python-dotenv among
+them, which no choice of ours skips: the price of not keeping a copy of its behaviour). What a run
+can skip it does: pydantic's plugin scan (verify/__main__.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.helpers import REPO
 
@@ -97,3 +101,29 @@ def test_what_only_the_workloads_need_loads_after_the_first_request(tmp_path: Pa
     # the exec transport, the verdicts, the per-workload flow, the renderers, the cloud minters
     later = {"websocket", "verify.findings", "verify.flow.workload", "verify.report.markdown", "verify.kube.cloud"}
     assert not (later & modules), sorted(later & modules)
+
+
+_PLUGIN_SCAN = """
+import json, os, runpy, sys
+runpy.run_module("verify", run_name="verify.__main__")  # its start-up, without running main()
+from pydantic.plugin import _loader
+print(json.dumps({"scanned": _loader._plugins is not None, "left": os.environ.get("PYDANTIC_DISABLE_PLUGINS"),
+                  "settings": "verify.config.settings" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("given", [None, "some-plugin"], ids=["unset", "set-by-the-user"])
+def test_the_start_up_builds_its_models_without_pydantics_plugin_scan_and_gives_the_environment_back(
+    given: str | None,
+) -> None:
+    """pydantic scans every installed distribution's entry points for plugins at its first model;
+    a run uses none, so its start-up switches the scan off with pydantic's own variable, then takes
+    the variable back (exec credential plugins get the environment as it was given). A value the
+    user set is theirs: pydantic reads it (and scans), and it stays."""
+    env = {"PATH": "/usr/bin:/bin", **({"PYDANTIC_DISABLE_PLUGINS": given} if given else {})}
+    out = subprocess.run(
+        [sys.executable, "-c", _PLUGIN_SCAN], env=env, cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    seen = json.loads(out)
+    assert seen["settings"]  # the settings' models were built
+    assert seen == {"scanned": given is not None, "left": given, "settings": True}
