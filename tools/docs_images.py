@@ -1,12 +1,14 @@
 """`python -m tools.docs_images`: the pictures of docs/images/, made from real runs on kubesim.
 
-- docs/images/demo-run.svg: `make demo`'s rollout-verify run (the second incident found, the one
-  restart, the pass), as a terminal shows it, colours included;
+- docs/images/demo-run.svg: the rollout-verify run of `make demo`'s first story (the Secret that
+  arrived late found, the one restart, the pass), as a terminal shows it, colours included;
 - docs/images/step-summary.png: the Markdown summary (`--summary`, GitHub's job summary) of the
-  same scenario run with `--restart never`, so it shows a failed pod, rendered in GitHub's style
-  by headless Chromium (`apt-get install chromium`).
+  same story run with `--restart never`, so it shows a failed pod, rendered in GitHub's style
+  by headless Chromium (`apt-get install chromium fonts-noto-color-emoji`).
 
-Each picture is the output of a run at the time the script ran: pod names differ from run to run.
+The demo keeps its environment from rollout-verify, so the settings go on its command line
+(`--story 1 --color always -- --restart never --summary PATH`, see tests/support/demo.py). Each
+picture is the output of a run at the time the script ran: pod names differ from run to run.
 Needs what `make demo` needs (root, /usr/bin/kubectl) plus chromium for the PNG.
 """
 
@@ -30,16 +32,14 @@ _SGR = re.compile(r"\x1b\[([0-9;]*)m")
 _COLOURS = {"31": "#f14c4c", "32": "#23d18b", "33": "#f5f543", "36": "#29b8db"}
 
 
-def demo(*, summary: Path | None = None, restart: str = "once") -> str:
-    """The demo's output (stdout and the run's stderr in one stream, as a terminal shows them)."""
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR" and not k.startswith("VERIFY_")}
-    env |= {"VERIFY_COLOR": "always", "VERIFY_RESTART": restart}
-    if summary is not None:
-        env["VERIFY_SUMMARY"] = str(summary)
+def demo(*, flags: list[str]) -> str:
+    """The first story's output, coloured (stdout and the run's stderr in one stream, as a terminal
+    shows them), rollout-verify run with `flags` besides its config."""
+    command = [sys.executable, "-m", "tests.support.demo", "--story", "1", "--color", "always", "--", *flags]
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # --color always is the tool's choice
     done = subprocess.run(
-        [sys.executable, "-m", "tests.support.demo"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
-    )  # fmt: skip
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600
+    )
     return done.stdout
 
 
@@ -153,21 +153,37 @@ def summary_png(markdown_text: str, out: Path, *, width: int = 1100) -> None:
         )  # fmt: skip
 
 
+_SGR_ANY = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def run_lines(text: str) -> str:
+    """The rollout-verify run of the demo's `text`: its config, the command and its output, up to
+    the demo's recap, then the story's end line. Raises SystemExit when the story did not end as
+    the docs tell it (exit code 0 after one restart)."""
+    plain = _SGR_ANY.sub("", text)
+    start = plain.find("== Now: rollout-verify")
+    end_line = next((line for line in plain.split("\n") if "Story 1 ends: " in line), "")
+    if start < 0 or "exit code 0; restarts sent by rollout-verify: 1" not in end_line:
+        raise SystemExit("the demo did not run as expected:\n" + plain[-2000:])
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if "== Now: rollout-verify" in _SGR_ANY.sub("", line))
+    recap = next(i for i, line in enumerate(lines) if "== What to read" in _SGR_ANY.sub("", line))
+    # "== Now: rollout-verify --config verify.yaml   (kept at ...)", the file, a blank line, the run
+    head, *run = lines[at:recap]
+    blank = run.index("")
+    command = "$ " + _SGR_ANY.sub("", head).split("== Now: ", 1)[1].split("   (kept at", 1)[0]
+    while run and not run[-1].strip():
+        run.pop()
+    return "\n".join(["$ cat verify.yaml", *run[:blank], command, *run[blank + 1 :], "", end_line])
+
+
 def main() -> int:
     IMAGES.mkdir(parents=True, exist_ok=True)
-    text = demo()
-    start = text.find("== Now: rollout-verify")
-    if start < 0 or "exit code 0" not in text:
-        raise SystemExit("the demo did not run as expected:\n" + text[-2000:])
-    # "== Now: rollout-verify --config verify.yaml", the file, a blank line, then the run itself
-    head, *lines = text[text.rfind("\n", 0, start) + 1 :].split("\n")
-    blank = lines.index("")
-    command = head.replace("== Now: ", "$ ", 1)
-    run = "\n".join(["$ cat verify.yaml", *lines[:blank], command, *lines[blank + 1 :]])
+    run = run_lines(demo(flags=[]))
     (IMAGES / "demo-run.svg").write_text(terminal_svg(run, title="make demo: rollout-verify's run"))
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "summary.md"
-        demo(summary=summary, restart="never")
+        demo(flags=["--restart", "never", "--summary", str(summary)])
         summary_png(summary.read_text(encoding="utf-8"), IMAGES / "step-summary.png")
     print(f"wrote {IMAGES.relative_to(ROOT)}/demo-run.svg and step-summary.png", file=sys.stderr)
     return 0
