@@ -13,7 +13,9 @@ from tools.docs_images import run_lines
 
 
 def test_the_flags_after_the_dash_go_to_every_run_and_the_colour_to_both() -> None:
-    opts = demo.options(["--story", "1", "--color", "always", "--", "--restart", "never", "--summary", "/s.md"])
+    opts = demo.options(
+        ["--story", "1", "--color", "always", "--", "--restart", "never", "--summary", "/s.md"]
+    )
     assert opts.story == 1
     assert opts.flags == ["--color", "always", "--restart", "never", "--summary", "/s.md"]
     assert not opts.told_as_is  # their endings are the flags'
