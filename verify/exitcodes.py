@@ -65,7 +65,8 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "restart)",
         "verification failed: a check failed that a restart cannot fix (nothing was restarted), or still "
         "failed after the one restart; an uninspectable pod is a failure too, and so is a container that "
-        "restarted or was not ready from the settle window (`--min-ready`) to the end of its inspection",
+        "restarted or was not ready from the settle window (`--min-ready`) to the end of its inspection, "
+        "or whose last run ended less than 10 minutes before it was selected (a crash loop)",
     ),
     ExitCode.CONFIG: (
         "configuration",
