@@ -100,6 +100,22 @@ def test_a_key_the_template_now_provides_is_fixed_by_a_restart() -> None:
     )
 
 
+def test_an_expected_key_the_sources_now_provide_has_a_diagnosis_though_no_source_is_named() -> None:
+    # --expect-env FEATURE_CREDENTIAL with envFrom: the expectations name no source for the key
+    v = verdict(missing("FEATURE_CREDENTIAL"), pods=(("web-1", "node-1"), ("web-2", "node-2")))
+    exp = Expectations(env=("FEATURE_CREDENTIAL",))
+    f = facts(provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})})
+    lines = diagnose(
+        workload="deployment checkout",
+        verdict=assess(verdict=v, expectations={"app": exp}, facts=f),
+        expectations={"app": exp},
+    )
+    assert lines == [
+        "deployment checkout: 2 pods on node-1 (1), node-2 (1) (FEATURE_CREDENTIAL): env is read when a "
+        "container starts, and the template's sources now provide FEATURE_CREDENTIAL; a restart fixes it"
+    ]
+
+
 def test_when_a_source_cannot_be_read_the_doubt_means_no_restart() -> None:
     check = judged(
         verdict(missing("DB_URL")), Expectations(env=("DB_URL",)), facts(unreadable=("secret db",))
