@@ -85,8 +85,8 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "the rollout did not complete (progress deadline, --timeout, or a pod that cannot heal)",
         "the rollout did not complete: progress deadline exceeded or `--timeout` (also when the API server "
         "stayed too slow to answer within it), or with `--fail-fast` (the default) a pod of the new revision "
-        "that cannot become ready without a change to the spec (see below); the pods' waiting reasons are "
-        "printed",
+        "that cannot become ready without a change to the spec (a missing image or command, a crash loop, a "
+        "pod no node can take: the docs' Troubleshooting lists them); the pods' waiting reasons are printed",
     ),
     ExitCode.INTERNAL: (
         "internal error",
