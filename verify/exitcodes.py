@@ -65,7 +65,8 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "restart)",
         "verification failed: a check failed that a restart cannot fix (nothing was restarted), or still "
         "failed after the one restart; an uninspectable pod is a failure too, and so is a container that "
-        "restarted or was not ready from the settle window (`--min-ready`) to the end of its inspection",
+        "restarted or was not ready from the settle window (`--min-ready`) to the end of its inspection, "
+        "or whose last run ended less than 10 minutes before it was selected (a crash loop)",
     ),
     ExitCode.CONFIG: (
         "configuration",
@@ -84,8 +85,8 @@ _TEXT: dict[ExitCode, tuple[str, str, str]] = {
         "the rollout did not complete (progress deadline, --timeout, or a pod that cannot heal)",
         "the rollout did not complete: progress deadline exceeded or `--timeout` (also when the API server "
         "stayed too slow to answer within it), or with `--fail-fast` (the default) a pod of the new revision "
-        "that cannot become ready without a change to the spec (see below); the pods' waiting reasons are "
-        "printed",
+        "that cannot become ready without a change to the spec (a missing image or command, a crash loop, a "
+        "pod no node can take: the docs' Troubleshooting lists them); the pods' waiting reasons are printed",
     ),
     ExitCode.INTERNAL: (
         "internal error",

@@ -99,7 +99,19 @@ def looks_like_content(value: str) -> bool:
 
 # a bare word is shown as a path only with one of these suffixes or names: anything else may be
 # a token pasted where the path belongs (`--kubeconfig abcdef.0123456789abcdef`)
-_PATH_SUFFIXES = (".yaml", ".yml", ".json", ".conf", ".config", ".kubeconfig", ".kube", ".cfg", ".txt")
+_PATH_SUFFIXES = (
+    ".yaml",
+    ".yml",
+    ".json",
+    ".conf",
+    ".config",
+    ".kubeconfig",
+    ".kube",
+    ".cfg",
+    ".txt",
+    ".xml",
+    ".md",  # the other reports a run writes, passed where its JSON report belongs
+)
 _PATH_NAMES = ("config", "kubeconfig", "token", "credentials")
 
 
@@ -117,7 +129,10 @@ def shown_path(value: str) -> str:
     if len(value) > MAX_SHOWN_PATH or _CONTROL.search(value):
         return f"(a value of {len(value)} characters, not shown: file content rather than a path?)"
     if not looks_like_path(value):
-        return f"(a value of {len(value)} characters, not shown: it has no / and no file extension; a token?)"
+        return (
+            f"(a value of {len(value)} characters, not shown: it has no / and none of the file extensions "
+            f"{', '.join(_PATH_SUFFIXES)}; a token?)"
+        )
     return f'"{escaped(value)}"'
 
 

@@ -35,6 +35,28 @@ def test_a_crash_looping_container_is_never_verified_and_its_last_line_is_shown(
     assert patches(cluster) == 0  # a restart recreates the same crash
 
 
+def test_a_container_between_two_crashes_is_never_verified_however_long_its_runs_last(
+    cluster: Cluster, kubeconfig: str, tmp_path: Path
+) -> None:
+    # each run outlasts the settle window: inspected while it runs again after its first crash,
+    # it is the same container, running and ready, from selection to the end of its inspection
+    cluster.apply(deployment("slowcrash", replicas=1, command=["sh", "-c", "sleep 12; exit 3"]))
+
+    def running_again() -> bool:
+        for p in cluster.list("Pod"):
+            if p["metadata"]["name"].startswith("slowcrash-"):
+                (c,) = p.get("status", {}).get("containerStatuses") or [{}]
+                return c.get("restartCount", 0) >= 1 and c.get("ready") is True
+        return False
+
+    cluster.wait_for(running_again, timeout=60, what="the container to run again after its crash")
+    out = run_verify("slowcrash", "--min-ready", "1s", "--timeout", "60s", kubeconfig=kubeconfig, tmp_path=tmp_path)
+    assert out.code == 1, out.everything
+    assert "PASSED" not in out.stdout
+    assert "container app is not stable: " in out.stderr, out.everything
+    assert patches(cluster) == 0  # a restart recreates the same crash
+
+
 def test_a_readiness_probe_that_passes_once_then_fails_is_never_verified(
     cluster: Cluster, kubeconfig: str, tmp_path: Path
 ) -> None:

@@ -141,7 +141,7 @@ def test_empty_env_values_count_as_unset() -> None:
 @pytest.mark.parametrize(
     ("argv", "env", "field", "needle"),
     [
-        ([], {}, "targets", "--target: nothing to verify; pass --target KIND/NAME"),
+        ([], {}, "targets", "--target: nothing to verify; name a workload (web, deploy/web, sts/db"),
         (["--deployment", "Web_1"], {}, "deployment", '"Web_1" is not a valid Deployment name'),
         (["--expect-env", "1BAD"], BASE, "expect_env", '--expect-env: "1BAD" is not an env var'),
         ([], {**BASE, "VERIFY_EXPECT_ENV": "A=1"}, "expect_env", "VERIFY_EXPECT_ENV"),

@@ -33,6 +33,15 @@ def test_short_paths_are_quoted_and_pasted_content_is_only_measured() -> None:
     assert "token" not in shown_path("apiVersion: v1\nusers: [{user: {token: x}}]")
 
 
+def test_a_bare_word_is_quoted_only_with_a_known_extension_and_otherwise_said_to_lack_one() -> None:
+    # `report merge junit.xml` names the file it was given; a pasted token is only measured
+    assert shown_path("junit.xml") == '"junit.xml"' and shown_path("summary.md") == '"summary.md"'
+    token = "abcdef.0123456789abcdef"  # a kubeadm bootstrap token has a dot too
+    said = shown_path(token)
+    assert token not in said and said.startswith("(a value of 23 characters, not shown: it has no / and none")
+    assert ".yaml" in said and ".xml" in said  # what it lacks, so a real path can be renamed
+
+
 def test_a_long_real_path_is_accepted_and_only_its_length_is_quoted(tmp_path: Path) -> None:
     deep = tmp_path
     while len(str(deep)) < 300:

@@ -73,6 +73,17 @@ def test_a_key_no_source_provides_cannot_be_added_by_a_restart() -> None:
     assert decision.action == "fail" and "PAYMENT_APIKEY" in decision.reason
 
 
+def test_a_short_key_with_two_letters_swapped_or_another_case_is_offered_its_likely_name() -> None:
+    provided = facts(provided_env={"app": frozenset({"DB_URL", "DB_USER", "LOG_LEVEL", "TOKEN"})})
+    why = "no source in deployment checkout's template provides {}: a restart cannot add it"
+    for typed, meant in (("DB_ULR", "DB_URL"), ("TOKNE", "TOKEN"), ("db_url", "DB_URL"), ("Log_Level", "LOG_LEVEL")):
+        check = judged(verdict(missing(typed)), Expectations(env=(typed,)), provided)
+        assert check.why == why.format(typed) + f"; did you mean {meant}?", typed
+    # another key of the same family is no typo of it
+    check = judged(verdict(missing("DB_HOST")), Expectations(env=("DB_HOST",)), provided)
+    assert check.why == why.format("DB_HOST")
+
+
 def test_a_key_the_template_now_provides_is_fixed_by_a_restart() -> None:
     v = verdict(missing("FEATURE_CREDENTIAL"))
     exp = Expectations(env=("FEATURE_CREDENTIAL",), env_sources=(("FEATURE_CREDENTIAL", SECRET),))
@@ -87,6 +98,22 @@ def test_a_key_the_template_now_provides_is_fixed_by_a_restart() -> None:
         ).action
         == "restart"
     )
+
+
+def test_an_expected_key_the_sources_now_provide_has_a_diagnosis_though_no_source_is_named() -> None:
+    # --expect-env FEATURE_CREDENTIAL with envFrom: the expectations name no source for the key
+    v = verdict(missing("FEATURE_CREDENTIAL"), pods=(("web-1", "node-1"), ("web-2", "node-2")))
+    exp = Expectations(env=("FEATURE_CREDENTIAL",))
+    f = facts(provided_env={"app": frozenset({"FEATURE_CREDENTIAL"})})
+    lines = diagnose(
+        workload="deployment checkout",
+        verdict=assess(verdict=v, expectations={"app": exp}, facts=f),
+        expectations={"app": exp},
+    )
+    assert lines == [
+        "deployment checkout: 2 pods on node-1 (1), node-2 (1) (FEATURE_CREDENTIAL): env is read when a "
+        "container starts, and the template's sources now provide FEATURE_CREDENTIAL; a restart fixes it"
+    ]
 
 
 def test_when_a_source_cannot_be_read_the_doubt_means_no_restart() -> None:

@@ -129,6 +129,25 @@ def test_junit_shows_control_characters_and_bidi_overrides_escaped_as_every_outp
     assert "\\x1b[0m" in junit.render(run=failed_run())  # ESC shown, as in stdout, not dropped
 
 
+def test_a_pass_after_the_restart_says_in_the_summary_why_it_restarted() -> None:
+    why = (
+        "deployment prod/web: 1 pod on node-1 (1) started before secret web-secrets had FEATURE_CREDENTIAL "
+        "(Helm/CSI sync ordering): env is read only when a container starts; a restart fixes it"
+    )
+    first = AttemptVerdict(
+        "1", (PodVerdict("web-a", "node-1", (container("app", MISSING_ENV),)),), diagnosis=(why,)
+    )
+    last = AttemptVerdict("2", (PodVerdict("web-b", "node-1", (container("app", OK_ENV),)),))
+    wl = WorkloadResult("deployment", "prod", "web", (first, last), restarted=True)
+    md = summary.render(run=RunResult("passed", 0, True, (wl,), "1 pod verified after 1 restart"))
+    assert (
+        "- attempt 1 (revision 1): 1 of 1 pods failed\n"
+        "  - 🩺 1 pod on node-1 (1) started before secret web-secrets had FEATURE_CREDENTIAL (Helm/CSI sync "
+        "ordering): env is read only when a container starts; a restart fixes it\n"
+        "- attempt 2 (revision 2): ok\n- restarted once\n"
+    ) in md, md
+
+
 def test_summary_table_lists_every_container_and_escapes_cells() -> None:
     md = summary.render(run=failed_run())
     assert md.startswith("### rollout-verify\n")

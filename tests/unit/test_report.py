@@ -384,6 +384,19 @@ def test_the_end_table_has_one_row_per_workload_with_pods_checks_by_kind_restart
     assert alone[1] == ("deployment/web", "1/1", "running and ready only", "0", "passed")
     dry = replace(web, would_restart=True)
     assert rows(run=run("failed", dry))[1][3] == "0 (dry run: 1)"
+    # nothing checked because nothing could be inspected is not "running and ready only"
+    refused = Uninspectable("forbidden", "exec forbidden", True)
+    crashing = Uninspectable("unstable", "not stable: running after 2 restarts", True)
+    blind = AttemptVerdict(
+        "1",
+        (
+            PodVerdict("w-1", "n", (ContainerVerdict("app", (), refused), ContainerVerdict("proxy", (), refused))),
+            PodVerdict("w-2", "n", (ContainerVerdict("app", (), crashing),)),
+            PodVerdict("w-3", "n", (), Uninspectable("pod_gone", "deleted", True)),
+        ),
+    )
+    cell = rows(run=run("failed", replace(web, attempts=(blind,), result="failed")))[1][2]
+    assert cell == "1 pod not inspected, 2 containers not inspected, 1 container not stable"
 
 
 def test_the_table_writer_escapes_and_aligns_every_cell(capsys: object) -> None:

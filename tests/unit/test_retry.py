@@ -393,3 +393,15 @@ def test_the_kubelets_refusal_through_the_stream_translator_names_the_kubelet() 
     err = status_error(status, container="app")
     assert err is not None and not err.permanent
     assert err.reason == "exec refused by the kubelet (HTTP 500): rpc error: code = Unknown desc = the runtime is busy"
+
+
+def test_a_refused_connection_is_said_in_the_operating_systems_words_never_the_exceptions_text() -> None:
+    import httpx
+
+    from verify.kube.api import connect_reason
+
+    with pytest.raises(httpx.ConnectError) as refused:
+        httpx.get("https://admin:pw-in-url@127.0.0.1:1/api", timeout=2)  # nothing listens on port 1
+    assert connect_reason(refused.value) == "connection refused"
+    # no OSError under it: its type, never its text
+    assert connect_reason(httpx.ConnectError("https://admin:pw-in-url@host")) == "ConnectError"

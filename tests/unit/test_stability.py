@@ -20,15 +20,24 @@ def stamp(seconds: float) -> str:
 
 
 def running(
-    name: str = "app", *, since: float = T0, restarts: int = 0, ready: bool = True, cid: str = "c1"
+    name: str = "app",
+    *,
+    since: float = T0,
+    restarts: int = 0,
+    ready: bool = True,
+    cid: str = "c1",
+    last_ended: float | None = None,
 ) -> dict[str, Any]:
+    last = {"exitCode": 3, "reason": "Error"}
+    if last_ended is not None:
+        last["finishedAt"] = stamp(last_ended)
     return {
         "name": name,
         "containerID": f"containerd://{cid}",
         "ready": ready,
         "restartCount": restarts,
         "state": {"running": {"startedAt": stamp(since)}},
-        "lastState": {"terminated": {"exitCode": 3, "reason": "Error"}} if restarts else {},
+        "lastState": {"terminated": last} if restarts else {},
     }
 
 
@@ -63,7 +72,7 @@ def pod(
 
 def test_a_container_ready_for_longer_than_the_window_is_inspected_at_once() -> None:
     state = pod_state(pod(running(since=T0)), containers=["app"])
-    assert unsteady_now(state) == {}
+    assert unsteady_now(state, now=T0 + 60) == {}
     assert settle_seconds(pods=[state], window=5, now=T0 + 60) == 0
 
 
@@ -85,19 +94,36 @@ def test_the_window_is_the_workloads_min_ready_seconds_when_that_is_longer() -> 
 
 def test_a_crash_looping_container_is_unsteady_at_selection_naming_restarts_and_last_exit() -> None:
     state = pod_state(pod(crashed(restarts=2), ready_since=None), containers=["app"])
-    assert unsteady_now(state) == {
+    assert unsteady_now(state, now=T0 + 60) == {
         "app": "waiting in CrashLoopBackOff after 2 restarts (last run: exit code 3 (Error))"
     }
 
 
+def test_a_container_running_again_after_a_crash_minutes_ago_is_still_crash_looping() -> None:
+    # its runs outlast the settle window: inspected between two crashes, it would pass every time
+    state = pod_state(pod(running(since=T0, restarts=4, last_ended=T0 - 1)), containers=["app"])
+    assert unsteady_now(state, now=T0 + 40) == {
+        "app": "running after 4 restarts (last run: exit code 3 (Error)), which ended 41 s ago: the kubelet "
+        "counts a container crash-looping until it has run 10 min without exiting"
+    }
+
+
+def test_a_container_whose_last_crash_is_older_than_the_kubelets_back_off_memory_is_steady() -> None:
+    # client-go's Backoff forgets a container that ran 2 x MaxContainerBackOff (600 s) unharmed
+    state = pod_state(pod(running(since=T0, restarts=1, last_ended=T0 - 1)), containers=["app"])
+    assert unsteady_now(state, now=T0 + 598) != {}
+    assert unsteady_now(state, now=T0 + 600) == {}
+    assert unsteady_now(pod_state(pod(running(restarts=1)), containers=["app"]), now=T0 + 5) == {}  # no time
+
+
 def test_running_but_not_ready_and_never_started_are_unsteady() -> None:
     state = pod_state(pod(running(ready=False), ready_since=None), containers=["app", "proxy"])
-    assert unsteady_now(state) == {"app": "running but not ready", "proxy": "not started"}
+    assert unsteady_now(state, now=T0 + 60) == {"app": "running but not ready", "proxy": "not started"}
 
 
 def test_a_native_sidecar_is_read_from_the_init_container_statuses() -> None:
     state = pod_state(pod(running(), sidecars=(crashed("proxy", restarts=1),)), containers=["app", "proxy"])
-    assert list(unsteady_now(state)) == ["proxy"]
+    assert list(unsteady_now(state, now=T0 + 60)) == ["proxy"]
 
 
 def test_a_container_that_restarted_during_its_inspection_is_named_with_the_count() -> None:

@@ -84,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     Built once per process (--help and every parse share it)."""
     p = _Parser(
         prog=PROG,
-        description="Wait for the rollout of Deployments, StatefulSets and DaemonSets, then prove "
-        "every pod of the new revision has the expected env keys, file contents and HTTP answers. "
+        description="Wait for the rollout of Deployments, StatefulSets, DaemonSets and Argo Rollouts, then "
+        "prove every pod of the new revision has the expected env keys, file contents and HTTP answers. "
         "Every flag can also be set via its VERIFY_* env var. `rollout-verify report merge --help`: "
         "a fleet's report.json files as one verdict.",
         epilog=f"Env only: {env_var('kubeconfig_data')}: "

@@ -116,8 +116,8 @@ def load_job(*, argv: Sequence[str], environ: Mapping[str, str]) -> Job:
     if not plans and settings.selector is None:
         raise config_error(
             "targets",
-            "nothing to verify; pass --target KIND/NAME (or --deployment NAME), --selector LABELS "
-            "or --config FILE",
+            "nothing to verify; name a workload (web, deploy/web, sts/db: --target KIND/NAME, --deployment "
+            "NAME), --selector LABELS or --config FILE",
         )
     for plan in plans:
         if not plan.from_spec and not (plan.expect_env or plan.expect_file or plan.expect_http):

@@ -96,17 +96,24 @@ def config_errors(problems: Sequence[tuple[str, str]]) -> ConfigError:
 # belong to another tool (VERIFY_SSL); a flag typo is said however it is spelled
 ENV_CUTOFF = 0.85
 FLAG_CUTOFF = 0.7
+# an application's env keys are short and share no prefix: one swapped pair in a six-letter key
+# (DB_ULR for DB_URL) is 0.83, where two different keys of one family (DB_USER, DB_URL) are 0.77
+KEY_CUTOFF = 0.8
 
 
 def did_you_mean(word: str, known: Sequence[str], *, cutoff: float, prefix: bool = False) -> str | None:
     """The known name `word` was most likely meant to be (a typo, or with `prefix` a cut-short
-    flag such as --dep), or None when it is far from all of them: the one rule for mistyped flags
-    and VERIFY_* variables."""
+    flag such as --dep), or None when it is far from all of them: the one rule for mistyped flags,
+    VERIFY_* variables and expected env keys."""
     starting = [k for k in known if k.startswith(word)] if prefix and len(word) > 3 else []
     if starting:
         # `--expect` could be any of three: name them all
         return starting[0] if len(starting) == 1 else ", ".join(starting[:-1]) + " or " + starting[-1]
     import difflib  # a typo's path only
+
+    same_letters = [k for k in known if k.lower() == word.lower()]
+    if same_letters:  # db_url for DB_URL: env names, like flags, are case-sensitive
+        return same_letters[0]
 
     close = difflib.get_close_matches(word, known, n=1, cutoff=cutoff)
     return close[0] if close else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
-from verify.findings import AttemptVerdict, CheckStatus, Expectations, Source, expectations_for
+from verify.findings import AttemptVerdict, CheckResult, CheckStatus, Expectations, Source, expectations_for
 
 
 @dataclass
@@ -37,6 +37,8 @@ def _message(workload: str, g: _Group) -> str:
     src = g.source
     if g.category == "cannot":
         return f"{workload}: {where} ({targets}): {g.why}"
+    if g.category == "can":
+        return f"{workload}: {where} ({targets}): {g.why}; a restart fixes it"
     if g.category == "immutable-released" and src is not None:
         how = g.why.partition("; ")[2].partition(", so the kubelet")[0]
         nodes = ", ".join(sorted(g.nodes))
@@ -74,6 +76,16 @@ def _message(workload: str, g: _Group) -> str:
         f"{workload}: {where} did not receive {_label(src)} ({targets}) within the volume grace period; "
         f"the kubelet refreshes configMap/secret volumes only every sync period; a restart fixes it"
     )
+
+
+def _fixable(groups: dict[tuple[str, str, str], _Group], check: CheckResult, pod: str, node: str) -> None:
+    """A failing check a restart fixes whose source no category names: the judgment's own words,
+    so no failure the run restarts for goes without a diagnosis."""
+    if not check.restart_can_fix or check.status is CheckStatus.UNINSPECTABLE or not check.why:
+        return
+    g = groups.setdefault(("can", check.why, ""), _Group("can", None, check.why))
+    g.targets.add(check.subject)
+    g.nodes.setdefault(node, set()).add(pod)
 
 
 def diagnose(
@@ -115,11 +127,17 @@ def diagnose(
                     elif f is not None and f.volume:
                         cat = "volume"
                     else:
+                        _fixable(groups, check, pod.name, pod.node)
                         continue
                 else:
                     v = values.get(check.subject)
                     src = v.source if v is not None else env_sources.get(check.subject)
-                    if src is None or (src.kind, src.name, check.subject) in explained:
+                    if src is not None and (src.kind, src.name, check.subject) in explained:
+                        continue
+                    if src is None:
+                        # an --expect-env key whose source the expectations do not name: the
+                        # judgment found it in the template's sources, and its words say why
+                        _fixable(groups, check, pod.name, pod.node)
                         continue
                     if src.immutable and check.status is CheckStatus.MISMATCH:
                         cat = "immutable-released" if check.restart_can_fix else "immutable"

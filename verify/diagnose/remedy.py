@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from verify.config.naming import ENV_CUTOFF, did_you_mean
+from verify.config.naming import KEY_CUTOFF, did_you_mean
 from verify.diagnose.secretsstore import CsiFacts
 from verify.findings import (
     STALE,
@@ -139,7 +139,7 @@ def _env(
         )
     why = f"no source in {facts.workload}'s template provides {key}: a restart cannot add it"
     # a typo of a key the sources do provide (names only: what the template's sources hold)
-    meant = did_you_mean(key, sorted(facts.provided_env.get(container, frozenset())), cutoff=ENV_CUTOFF)
+    meant = did_you_mean(key, sorted(facts.provided_env.get(container, frozenset())), cutoff=KEY_CUTOFF)
     return Remedy(False, f"{why}; did you mean {meant}?" if meant else why)
 
 

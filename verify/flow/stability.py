@@ -3,7 +3,9 @@ selected, had been for the settle window (--min-ready, or the workload's minRead
 longer), and is still the same container (ID and restartCount) running and ready after its
 exec. A container that restarted, waits (CrashLoopBackOff, Error) or is not ready is a failure
 naming its restarts and last exit, never a pass: a rollout can count a crash-looping pod
-available in the instant it was ready. Pure: the pods' JSON in, states and reasons out."""
+available in the instant it was ready. So is one running again after a run that ended less than
+CRASH_MEMORY ago: a crash loop whose runs outlast the settle window is between two crashes when it
+is inspected. Pure: the pods' JSON in, states and reasons out."""
 
 from __future__ import annotations
 
@@ -13,6 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from verify.kube.objects import integer, mapping, maps, text
+
+# How long after a container's run ended the kubelet still counts it in crash-loop back-off: it
+# resets a container's back-off only once it ran twice the longest back-off without exiting
+# (client-go util/flowcontrol/backoff.go, hasExpired: "consider stable if it's ok for twice the
+# maxDuration"; the kubelet's maxDuration is MaxContainerBackOff, 300 s, pkg/kubelet/kubelet.go).
+CRASH_MEMORY = 600.0
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,7 @@ class ContainerState:
     started_at: str  # state.running.startedAt
     waiting: str  # state.waiting.reason
     last_exit: str  # the last termination, e.g. "exit code 3 (Error)"; "" when it never ended
+    last_ended: str = ""  # lastState.terminated.finishedAt of a container that restarted
 
     def phrase(self) -> str:
         """Where it stands: `waiting in CrashLoopBackOff after 2 restarts (last run: exit code 3
@@ -75,6 +84,7 @@ def _container(status: Mapping[str, Any]) -> ContainerState:
         started_at=text(mapping(state, "running"), "startedAt"),
         waiting=text(mapping(state, "waiting"), "reason"),
         last_exit=_exit(last),
+        last_ended=text(mapping(status, "lastState", "terminated"), "finishedAt"),
     )
 
 
@@ -114,9 +124,23 @@ def _seconds(stamp: str) -> float | None:
         return None
 
 
-def unsteady_now(state: PodState) -> dict[str, str]:
-    """The containers not running and ready when their pod was selected, each with why."""
-    return {c.name: c.phrase() for c in state.containers if not c.ready}
+def unsteady_now(state: PodState, *, now: float) -> dict[str, str]:
+    """The containers not running and ready when their pod was selected, each with why; and those
+    running again after a run that ended less than CRASH_MEMORY before `now` (seconds since the
+    epoch): still crash-looping to the kubelet, however long the current run has lasted so far."""
+    out: dict[str, str] = {}
+    for c in state.containers:
+        if not c.ready:
+            out[c.name] = c.phrase()
+            continue
+        ended = _seconds(c.last_ended) if c.restarts else None
+        if ended is not None and now - ended < CRASH_MEMORY:
+            ago = max(0, round(now - ended))
+            out[c.name] = (
+                f"{c.phrase()}, which ended {ago} s ago: the kubelet counts a container crash-looping "
+                f"until it has run {CRASH_MEMORY / 60:g} min without exiting"
+            )
+    return out
 
 
 def settle_seconds(*, pods: Sequence[PodState], window: float, now: float) -> float:

@@ -30,8 +30,11 @@ class Steadiness:
             for p in selection.pods
         }
         self.after: dict[str, stability.PodState] = {}
+        now = time.time()
         self.unsteady: Unsteady = {
-            (pod, c): why for pod, st in self.before.items() for c, why in stability.unsteady_now(st).items()
+            (pod, c): why
+            for pod, st in self.before.items()
+            for c, why in stability.unsteady_now(st, now=now).items()
         }
 
     def settle(self) -> None:

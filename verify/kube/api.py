@@ -59,6 +59,20 @@ def tls_reason(text: str) -> str:
     return UNTRUSTED_REASON
 
 
+def connect_reason(e: BaseException) -> str:
+    """Why no connection was made, in the operating system's words (`connection refused`, `no
+    route to host`, `name or service not known`) from the OSError under httpx's and httpcore's
+    wrappers: never an exception's own text, which may quote the URL; its type when there is none."""
+    cause: BaseException | None = e
+    for _ in range(8):  # httpx wraps httpcore, which wraps the socket's OSError
+        if cause is None:
+            break
+        if isinstance(cause, OSError) and cause.strerror:
+            return one_line(cause.strerror).lower()
+        cause = cause.__cause__ or cause.__context__
+    return type(e).__name__
+
+
 def _tls_reason(e: Exception) -> str:
     return tls_reason(str(e)) if UNTRUSTED_MARKER in str(e) else type(e).__name__
 
@@ -221,7 +235,7 @@ class Api:
         cut = isinstance(e, httpx.TimeoutException) and self.deadline.expired
         if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout):
             return _NoConnection(
-                f"cannot reach the API server at {self.conn.host}: {type(e).__name__}", cut=cut
+                f"cannot reach the API server at {self.conn.host}: {connect_reason(e)}", cut=cut
             )
         if isinstance(e, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
             proxy = self.conn.endpoint.proxy

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from verify.findings import CheckResult, CheckStatus, Uninspectable
+from verify.findings import AttemptVerdict, CheckResult, CheckStatus, Uninspectable
 from verify.report.result import WorkloadResult
 
 SHOWN_PODS = 3  # pod names named in one finding; the others are counted
@@ -136,6 +136,16 @@ def _label_prefixes(workload: WorkloadResult) -> tuple[str, ...]:
     return (f"{kind} {ns}/{name}: ", f"{kind} {name}: ")
 
 
+def diagnosis_of(*, attempt: AttemptVerdict, workload: WorkloadResult) -> list[str]:
+    """An attempt's diagnosis lines, each once, without the workload's name (the page names it)."""
+    out: list[str] = []
+    for line in dict.fromkeys(attempt.diagnosis):
+        for prefix in _label_prefixes(workload):
+            line = line.removeprefix(prefix)
+        out.append(line)
+    return out
+
+
 def advice(*, workload: WorkloadResult, shown: list[Finding] | None = None) -> list[str]:
     """The verdict attempt's diagnosis lines, without the workload's name (the page names it), less
     those that only repeat a remedy `shown` (default: the workload's findings) already gives."""
@@ -143,10 +153,8 @@ def advice(*, workload: WorkloadResult, shown: list[Finding] | None = None) -> l
     if last is None:
         return []
     remedies = [f.remedy for f in (findings(workload=workload) if shown is None else shown) if f.remedy]
-    out: list[str] = []
-    for line in dict.fromkeys(last.diagnosis):
-        for prefix in _label_prefixes(workload):
-            line = line.removeprefix(prefix)
-        if not any(remedy in line for remedy in remedies):
-            out.append(line)
-    return out
+    return [
+        line
+        for line in diagnosis_of(attempt=last, workload=workload)
+        if not any(remedy in line for remedy in remedies)
+    ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from verify.findings import AttemptVerdict, CheckStatus
 from verify.redact import printable_line
-from verify.report.advice import advice, check_phrase, findings
+from verify.report.advice import advice, check_phrase, diagnosis_of, findings
 from verify.report.result import RunResult, WorkloadResult
 from verify.report.text import container_problems, verdict_line
 
@@ -48,10 +48,13 @@ def workload_section(wl: WorkloadResult, *, heading: str = "") -> list[str]:
         lines += [f"**{cell(wl.error)}**", ""]
     if not wl.attempts:
         return lines
-    if len(wl.attempts) > 1 or wl.restarted:
-        lines += [_attempt_line(a, i + 1) for i, a in enumerate(wl.attempts)]
-        lines += ["- restarted once" if wl.restarted else "- not restarted", ""]
     last = wl.verdict_attempt
+    if len(wl.attempts) > 1 or wl.restarted:
+        for i, a in enumerate(wl.attempts):
+            lines.append(_attempt_line(a, i + 1))
+            if a is not last:  # why the run restarted: a pass after a restart still says it
+                lines += [f"  - 🩺 {cell(note)}" for note in diagnosis_of(attempt=a, workload=wl)]
+        lines += ["- restarted once" if wl.restarted else "- not restarted", ""]
     if last is None:
         return lines
     found = [f for f in findings(workload=wl) if f.problem != wl.error]
